@@ -1,0 +1,69 @@
+"""`Case`: one generated (or hand-written) program plus what is needed to run and re-draw it.
+
+The source follows the dynfuzz program convention (see README): an entry
+function, `inputs(device, call=0)` returning fresh arguments, optional `CALLS`
+(default 2), optional `between(call)` run before every call after the first,
+optional `COMPILE_OPTIONS` (extra `torch.compile` keyword arguments).
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from hypothesis.internal.conjecture.data import ConjectureData
+
+from .compose import programs
+from .families import load_families
+from .render import render
+
+
+@dataclass(frozen=True)
+class Case:
+    source: str
+    entry: str = "f"
+    tags: frozenset[str] = field(default_factory=frozenset)
+    seed: int | None = None
+    families: tuple[str, ...] = ()
+    choices: tuple = ()
+    eager_source: str | None = None  # an equivalent program eager runs instead (e.g. cond as a plain `if`)
+    intended_error: str | None = None  # illegal on purpose: the exception type it is built to raise
+
+    @property
+    def reference_note(self) -> str:
+        return "eager ran an equivalent plain-Python rendering" if self.eager_source else "eager ran the program"
+
+
+def case_seed(campaign_seed: int, index: int) -> int:
+    """The seed of the index-th case of a campaign: stable across machines and Python versions."""
+    return (campaign_seed * 1_000_003 + index) & 0xFFFF_FFFF_FFFF
+
+
+def draw_case(seed: int, families: tuple[str, ...] = ()) -> Case:
+    """Draw the program for `seed` deterministically (same seed, same bytes on every machine)."""
+    load_families()
+    data = ConjectureData(random=random.Random(seed))
+    program = data.draw(programs(families))
+    return case_from_program(program, seed=seed, families=families, choices=tuple(data.choices))
+
+
+def redraw(choices: tuple, families: tuple[str, ...] = ()) -> Case:
+    """Re-draw a case from its recorded Hypothesis choice sequence."""
+    load_families()
+    data = ConjectureData.for_choices(choices)
+    program = data.draw(programs(families))
+    return case_from_program(program, families=families, choices=tuple(choices))
+
+
+def case_from_program(program, *, seed: int | None = None, families: tuple[str, ...] = (),
+                      choices: tuple = ()) -> Case:
+    eager_source = program.eager_program
+    return Case(
+        source=render(program),
+        entry=program.entry,
+        tags=program.tags,
+        seed=seed,
+        families=families,
+        choices=choices,
+        eager_source=render(eager_source) if eager_source is not None else None,
+        intended_error=program.intended_error,
+    )

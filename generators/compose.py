@@ -1,0 +1,86 @@
+"""The one composer: draws an entry function from the fragments of the requested families.
+
+`programs(families)` is the public strategy; it builds inputs, draws a few
+fragments (first from `basic`, so every program computes something), adds the
+return statement, `inputs(device, call)` and the call plan, and yields an
+`ir.Program`.
+"""
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from . import ir
+from .builder import Builder, InputParam
+from .fragments import REGISTRY, Fragment
+
+SHAPES = ((4,), (3, 4), (2, 3), (4, 4), (2,), (1, 4), (3,), (2, 2, 3))
+
+
+def family_names() -> list[str]:
+    return sorted(REGISTRY)
+
+
+def _table(families: tuple[str, ...]) -> list[Fragment]:
+    """Fragments to draw from, each repeated by weight; `basic` first so shrinking lands on it."""
+    names = list(families) if families else family_names()
+    unknown = [n for n in names if n not in REGISTRY]
+    if unknown:
+        raise ValueError(f"unknown family {unknown[0]!r}; known: {', '.join(family_names())}")
+    ordered = (["basic"] if "basic" in names else []) + [n for n in names if n != "basic"]
+    table = [f for name in ordered for f in REGISTRY[name] for _ in range(f.weight)]
+    return table
+
+
+@st.composite
+def programs(draw, families: tuple[str, ...] = (), max_fragments: int = 4) -> ir.Program:
+    """A valid-by-construction program. `programs(("closures",))` draws from one family plus `basic` filler."""
+    table = _table(families)
+    featured = [f for f in table if f.family != "basic"] or table
+    b = Builder()
+    n_inputs = draw(st.integers(1, 2))
+    for i in range(n_inputs):
+        shape = draw(st.sampled_from(SHAPES))
+        b.add_input("xyz"[i], shape, offset=0.5 * i)
+    # One featured construct is always drawn, so every case exercises its family.
+    use(draw, b, draw(st.sampled_from(featured)))
+    for _ in range(draw(st.integers(0, max_fragments - 1))):
+        use(draw, b, draw(st.sampled_from(table)))
+    return finish(b)
+
+
+def use(draw, b: Builder, frag: Fragment) -> None:
+    """Draw one fragment into the builder and record the tags it exercises."""
+    frag.draw(draw, b)
+    b.tag(*frag.tags)
+
+
+def finish(b: Builder) -> ir.Program:
+    """Assemble the module: imports, globals and helpers, the entry, `inputs`, `CALLS`, `between`."""
+    values: list[ir.Expr] = []
+    if b.root.tensors:
+        values.append(b.root.tensors[-1].expr)
+    values.extend(b.returns)
+    ret = values[0] if len(values) == 1 else ir.TupleExpr(tuple(values))
+    params = tuple(ir.Param(p.name) for p in b.params)
+    entry = ir.Def(b.entry, params, (*b.root.stmts, ir.Return(ret)), tuple(b.entry_decorators))
+    if b.entry_factory is not None:
+        entry = b.entry_factory
+    body: list[ir.Stmt] = [*b.imports, *b.module, entry, *b.after_entry, inputs_def(b.params)]
+    if b.calls != 2:
+        body.append(ir.Assign(ir.Name("CALLS"), ir.Const(b.calls)))
+    if b.compile_options:
+        items = tuple((ir.Const(k), ir.Const(v)) for k, v in sorted(b.compile_options.items()))
+        body.append(ir.Assign(ir.Name("COMPILE_OPTIONS"), ir.DictExpr(items)))
+    if b.between:
+        body.append(ir.Def("between", (ir.Param("call"),), tuple(b.between)))
+    return ir.Program(tuple(body), b.entry, frozenset(b.tags))
+
+
+def inputs_def(params: list[InputParam]) -> ir.Def:
+    stmts: list[ir.Stmt] = [ir.Assign(ir.Name(p.name), p.make) for p in params]
+    for p in params:
+        for call_index, expr in sorted(p.per_call.items()):
+            stmts.append(ir.If(ir.BinOp(ir.Name("call"), "==", ir.Const(call_index)),
+                               (ir.Assign(ir.Name(p.name), expr),)))
+    result = ir.TupleExpr(tuple(ir.Name(p.name) for p in params))
+    return ir.Def("inputs", (ir.Param("device"), ir.Param("call", ir.Const(0))), (*stmts, ir.Return(result)))

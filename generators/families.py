@@ -1,0 +1,11 @@
+"""Imports every family module so its fragments are registered; the list of families lives here."""
+from __future__ import annotations
+
+import importlib
+
+FAMILY_MODULES = ("basic",)
+
+
+def load_families() -> None:
+    for mod in FAMILY_MODULES:
+        importlib.import_module(f"{__package__}.{mod}")

@@ -1,0 +1,159 @@
+"""The `dynfuzz` command line: one tool, a verb per use (fuzz, sample, check, ...).
+
+Exit codes: 0 success, 1 a divergence was found (where that is the question),
+2 usage or input error, reported as one line on stderr.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from .budget import parse_duration
+from .compilers import BACKENDS, DEVICES, CompileSpec
+from .errors import UsageError
+
+
+def _spec(args) -> CompileSpec:
+    from .compilers import compiler_names
+
+    if args.backend not in BACKENDS:
+        raise UsageError(f"unknown backend {args.backend!r}; choose from {', '.join(BACKENDS)}")
+    if args.device not in DEVICES:
+        raise UsageError(f"unknown device {args.device!r}; choose from {', '.join(DEVICES)}")
+    names = compiler_names()
+    if args.compiler not in names:
+        raise UsageError(f"unknown compiler {args.compiler!r}; choose from {', '.join(names)}")
+    if args.device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise UsageError("--device cuda asked for, but CUDA is not available on this machine")
+    return CompileSpec(args.compiler, args.backend, args.device, args.fullgraph, args.dynamic)
+
+
+def _families(names: list[str] | None) -> tuple[str, ...]:
+    from generators import family_names
+
+    known = family_names()
+    for name in names or ():
+        if name not in known:
+            raise UsageError(f"unknown family {name!r}; choose from {', '.join(known)}")
+    return tuple(names or ())
+
+
+def _out_dir(path: str) -> Path:
+    out = Path(path)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        raise UsageError(f"cannot write to --out {path}: {e.strerror or e}") from None
+    return out
+
+
+COMPILE_DEFAULTS = {"backend": "eager", "device": "cpu", "fullgraph": False, "compiler": "torch"}
+
+
+def _add_compile_flags(p: argparse.ArgumentParser, defaults: bool = True) -> None:
+    """Compile flags; with `defaults=False` unset flags stay None so a saved file's metadata can fill them."""
+    d = COMPILE_DEFAULTS if defaults else dict.fromkeys(COMPILE_DEFAULTS)
+    p.add_argument("--backend", default=d["backend"], help="eager, aot_eager or inductor (default eager)")
+    p.add_argument("--device", default=d["device"], help="cpu or cuda (default cpu)")
+    p.add_argument("--fullgraph", action=argparse.BooleanOptionalAction, default=d["fullgraph"],
+                   help="compile with fullgraph=True (default: --no-fullgraph)")
+    p.add_argument("--dynamic", action=argparse.BooleanOptionalAction, default=None,
+                   help="force dynamic=True/False (default: torch's automatic dynamic)")
+    p.add_argument("--compiler", default=d["compiler"],
+                   help="torch (default) or a deliberately broken test double, to check the oracles")
+
+
+def cmd_fuzz(args) -> int:
+    from .campaign import Campaign, CampaignConfig
+    from .known import KnownIssues
+
+    budget = parse_duration(args.budget)
+    if args.workers < 0:
+        raise UsageError("--workers must be 0 or more")
+    if args.cases is not None and args.cases < 0:
+        raise UsageError("--cases must not be negative")
+    config = CampaignConfig(budget=budget, out=_out_dir(args.out), seed=args.seed, spec=_spec(args),
+                            families=_families(args.family), workers=args.workers, max_cases=args.cases,
+                            case_timeout=parse_duration(args.case_timeout),
+                            known=KnownIssues.load(args.known), progress=args.progress)
+    summary = Campaign(config).run()
+    print(json.dumps({k: summary[k] for k in ("cases", "cases_per_second", "findings", "unique",
+                                               "overhead_fraction")}))
+    return 1 if args.fail_on_finding and summary["unique"] else 0
+
+
+def cmd_sample(args) -> int:
+    from .sample import sample
+
+    if args.n < 0:
+        raise UsageError("-n must not be negative")
+    return sample(args.n, args.seed, _families(args.family), stats=args.stats, as_json=args.json)
+
+
+def cmd_check(args) -> int:
+    from .check import check
+
+    return check(Path(args.file), args, _spec)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dynfuzz", description="Differential fuzzing for torch.compile.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("fuzz", help="run a campaign: progress, summary table, OUT/summary.json, OUT/findings/")
+    p.add_argument("--budget", default="60s", help="wall-clock budget: 30s, 10m, 2h (default 60s)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--family", action="append", help="restrict to a family (repeatable)")
+    p.add_argument("--out", default="dynfuzz-out")
+    p.add_argument("--workers", type=int, default=1, help="worker processes (0: run in this process)")
+    p.add_argument("--cases", type=int, default=None, help="stop after this many cases")
+    p.add_argument("--case-timeout", default="300s", help="per-case limit before the case is a hang")
+    p.add_argument("--known", default=None, help="known-issues TOML (default corpus/known_issues.toml)")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None)
+    p.add_argument("--fail-on-finding", action="store_true", help="exit 1 when any unique finding was saved")
+    _add_compile_flags(p)
+    p.set_defaults(func=cmd_fuzz)
+
+    p = sub.add_parser("sample", help="print generated programs, or their feature coverage and validity")
+    p.add_argument("-n", type=int, default=5)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--family", action="append")
+    p.add_argument("--stats", action="store_true", help="coverage and validity instead of programs")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_sample)
+
+    p = sub.add_parser("check", help="run the oracles on one saved or hand-written program")
+    p.add_argument("file")
+    _add_compile_flags(p, defaults=False)
+    p.set_defaults(func=cmd_check)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # argparse already printed its one-line usage error
+        return 2 if e.code else 0
+    try:
+        return args.func(args)
+    except UsageError as e:
+        print(f"dynfuzz: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("dynfuzz: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    sys.exit(main())

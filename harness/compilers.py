@@ -1,0 +1,117 @@
+"""Compilers the harness can put a program through: real `torch.compile`, or a test double.
+
+A compiler turns the entry function into the callable that is run in the
+compiled mode, and reports how many frames it compiled and how many graph
+breaks it took. Doubles (see `harness/doubles/`) are deliberately broken
+compilers that prove the oracles catch what they claim to catch.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Callable
+
+BACKENDS = ("eager", "aot_eager", "inductor")
+DEVICES = ("cpu", "cuda")
+
+
+@dataclass(frozen=True)
+class CompileSpec:
+    """How to compile: which compiler (`torch` or a double's name), backend, device, fullgraph, dynamic."""
+
+    compiler: str = "torch"
+    backend: str = "eager"
+    device: str = "cpu"
+    fullgraph: bool = False
+    dynamic: bool | None = None
+
+    def describe(self) -> str:
+        parts = [f"backend={self.backend}", f"device={self.device}", f"fullgraph={self.fullgraph}"]
+        if self.dynamic is not None:
+            parts.append(f"dynamic={self.dynamic}")
+        if self.compiler != "torch":
+            parts.insert(0, f"compiler={self.compiler}")
+        return " ".join(parts)
+
+
+class Compiler:
+    """Base class: per-case `reset()`, `compile(fn, options)`, and counters read after the calls."""
+
+    name = "base"
+
+    def __init__(self, spec: CompileSpec) -> None:
+        self.spec = spec
+
+    def reset(self) -> None:
+        """Forget everything compiled for the previous case."""
+
+    def compile(self, fn: Callable, options: dict[str, Any]) -> Callable:
+        raise NotImplementedError
+
+    def frames(self) -> int:
+        """Frames compiled since the last reset (a recompile adds one)."""
+        return 0
+
+    def graph_breaks(self) -> int:
+        return 0
+
+
+class TorchCompiler(Compiler):
+    """`torch.compile` with a compile-counting wrapper around the chosen backend."""
+
+    name = "torch"
+
+    def __init__(self, spec: CompileSpec) -> None:
+        super().__init__(spec)
+        import torch
+        import torch._dynamo
+        from torch._dynamo.testing import CompileCounterWithBackend
+
+        quiet_torch_logs()
+        self._torch = torch
+        self._counter_cls = CompileCounterWithBackend
+        self.counter = CompileCounterWithBackend(spec.backend)
+
+    def reset(self) -> None:
+        from torch._dynamo.utils import counters
+
+        self._torch._dynamo.reset()
+        counters.clear()
+        self.counter = self._counter_cls(self.spec.backend)
+
+    def compile(self, fn: Callable, options: dict[str, Any]) -> Callable:
+        kwargs: dict[str, Any] = {"backend": self.counter, "fullgraph": self.spec.fullgraph}
+        if self.spec.dynamic is not None:
+            kwargs["dynamic"] = self.spec.dynamic
+        kwargs.update({k: v for k, v in options.items() if k in ("dynamic", "fullgraph")})
+        return self._torch.compile(fn, **kwargs)
+
+    def frames(self) -> int:
+        return self.counter.frame_count
+
+    def graph_breaks(self) -> int:
+        from torch._dynamo.utils import counters
+
+        return sum(counters["graph_break"].values())
+
+
+def quiet_torch_logs() -> None:
+    """Graph-break warnings and fake-tensor tracebacks are observations, not output for the user."""
+    for logger in ("torch._dynamo", "torch._subclasses.fake_tensor", "torch._inductor", "torch.fx",
+                   "torch._functorch"):
+        logging.getLogger(logger).setLevel(logging.CRITICAL)
+
+
+def make_compiler(spec: CompileSpec) -> Compiler:
+    """The compiler named by `spec.compiler`: `torch`, or one of the registered doubles."""
+    if spec.compiler == "torch":
+        return TorchCompiler(spec)
+    from .doubles import DOUBLES
+
+    return DOUBLES[spec.compiler](spec)
+
+
+def compiler_names() -> list[str]:
+    from .doubles import DOUBLES
+
+    return ["torch", *sorted(DOUBLES)]

@@ -1,0 +1,43 @@
+"""The base of every double: runs the function eagerly, counting calls as 'frames'."""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+from ..compilers import Compiler
+
+DOUBLES: dict[str, type[Compiler]] = {}
+
+
+def double(name: str):
+    def deco(cls):
+        cls.name = name
+        DOUBLES[name] = cls
+        return cls
+
+    return deco
+
+
+class DoubleCompiler(Compiler):
+    """Compiles nothing: `wrap(fn)` decides what a call does. One 'frame' is counted at the first call."""
+
+    def reset(self) -> None:
+        self._frames = 0
+
+    def compile(self, fn: Callable, options: dict[str, Any]) -> Callable:
+        self._frames = 0
+        inner = self.wrap(fn)
+
+        @functools.wraps(fn)
+        def compiled(*args, **kwargs):
+            if self._frames == 0:
+                self._frames = 1
+            return inner(*args, **kwargs)
+
+        return compiled
+
+    def wrap(self, fn: Callable) -> Callable:
+        return fn
+
+    def frames(self) -> int:
+        return getattr(self, "_frames", 0)

@@ -1,0 +1,153 @@
+"""Running one program in one mode: a fresh namespace, the call plan, a snapshot after each call.
+
+Note [Why every run gets a fresh namespace and filename]
+Eager and compiled runs must start from the same state, so the program's
+source is executed anew for each mode. Dynamo keys its automatic-dynamic
+"frame state" by (filename, line, name), not by code object, so each exec also
+gets a unique filename; otherwise a second program would start out dynamic
+because of the first (DYNAMO_NOTES.md section 8).
+"""
+from __future__ import annotations
+
+import builtins
+import itertools
+import linecache
+import os
+import time
+import traceback
+import warnings
+from types import ModuleType
+from typing import Any, Callable
+
+from oracles.model import CallRecord, ExcInfo, Observation
+from oracles.snapshot import take
+
+from .compilers import Compiler
+
+PROGRAM_MODULE = "dynfuzz_program"
+PLAN_NAMES = {"inputs", "between", "CALLS", "COMPILE_OPTIONS", "ENTRY", "DYNFUZZ"}
+_serial = itertools.count()
+
+
+def load_program(source: str, tag: str) -> tuple[dict[str, Any], str]:
+    """Execute `source` in a fresh namespace under a unique filename registered with linecache."""
+    filename = f"<dynfuzz-{os.getpid()}-{next(_serial)}-{tag}>"
+    code = compile(source, filename, "exec")
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    ns: dict[str, Any] = {"__name__": PROGRAM_MODULE, "__builtins__": builtins}
+    exec(code, ns)
+    return ns, filename
+
+
+def program_state(ns: dict[str, Any]) -> dict[str, Any]:
+    """The program-visible globals: everything it defined except modules and the call-plan helpers."""
+    return {k: v for k, v in ns.items()
+            if not k.startswith("__") and k not in PLAN_NAMES and not isinstance(v, ModuleType)}
+
+
+def exc_info(e: BaseException) -> ExcInfo:
+    """Reduce a live exception to a picklable ExcInfo: type, message, cause chain, innermost torch frame."""
+    causes, seen, cur = [], set(), e.__cause__ or e.__context__
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        causes.append(type(cur).__qualname__)
+        cur = cur.__cause__ or cur.__context__
+    torch_frame = None
+    for frame in traceback.extract_tb(e.__traceback__):
+        norm = frame.filename.replace(os.sep, "/")
+        if "/torch/" in norm:
+            torch_frame = f"torch/{norm.split('/torch/', 1)[1]}:{frame.name}"
+    message = str(e).strip().splitlines()[0][:500] if str(e).strip() else ""
+    tb = "".join(traceback.format_exception(type(e), e, e.__traceback__, limit=-8))[-4000:]
+    return ExcInfo(type(e).__qualname__, type(e).__module__, message, tuple(causes),
+                   getattr(e, "gb_type", None), torch_frame, tb)
+
+
+def observe(source: str, entry: str, device: str, compiler: Compiler | None, mode: str,
+            keep_live: bool = False) -> Observation:
+    """Run the program's call plan once, eagerly (`compiler=None`) or through `compiler`."""
+    obs = Observation(mode)
+    try:
+        ns, filename = load_program(source, mode)
+    except Exception as e:
+        obs.setup_error = exc_info(e)
+        return obs
+    try:
+        _run_plan(ns, entry, device, compiler, obs, keep_live)
+    finally:
+        linecache.cache.pop(filename, None)
+    return obs
+
+
+def _run_plan(ns, entry, device, compiler, obs, keep_live) -> None:
+    fn = ns[entry]
+    target: Callable = compiler.compile(fn, dict(ns.get("COMPILE_OPTIONS", {}))) if compiler else fn
+    calls = int(ns.get("CALLS", 2))
+    for i in range(calls):
+        between_value, between_error = None, None
+        if i > 0 and "between" in ns:
+            try:
+                between_value = ns["between"](i)
+            except Exception as e:
+                between_error = exc_info(e)
+        args = ns["inputs"](device, i)
+        before = take({"args": args, "state": program_state(ns)})
+        error, out = None, None
+        start = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                out = target(*args)
+            except Exception as e:
+                error = exc_info(e)
+        backward_error = None if error else _backward(out)
+        seconds = time.perf_counter() - start
+        obs.torch_seconds += seconds
+        if i == 0:
+            obs.first_call_seconds = seconds
+        state = take({"args": args, "out": out, "state": program_state(ns), "between": between_value})
+        obs.calls.append(CallRecord(i, error, state, before, out if keep_live else None,
+                                    args if keep_live else None, between_error, seconds,
+                                    compiler.frames() if compiler else 0, backward_error))
+    if compiler:
+        obs.graph_breaks = compiler.graph_breaks()
+
+
+def grad_outputs(out: Any) -> list:
+    """The output tensors that carry autograd history, in a stable order."""
+    import torch
+
+    found = []
+
+    def go(v):
+        if isinstance(v, torch.Tensor):
+            if v.requires_grad and v.is_floating_point():
+                found.append(v)
+        elif isinstance(v, (tuple, list)):
+            for x in v:
+                go(x)
+        elif isinstance(v, dict):
+            for x in v.values():
+                go(x)
+
+    go(out)
+    return found
+
+
+def _backward(out: Any) -> ExcInfo | None:
+    """Backward from a fixed scalar function of the outputs: sum_k (k+1) * mean(out_k).
+
+    Run in eager and compiled modes alike; leaf gradients land in `.grad` and so
+    in the snapshot taken right after, where the gradient oracle compares them.
+    """
+    tensors = grad_outputs(out)
+    if not tensors:
+        return None
+    try:
+        loss = sum((k + 1) * t.float().mean() for k, t in enumerate(tensors))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            loss.backward()
+    except Exception as e:
+        return exc_info(e)
+    return None

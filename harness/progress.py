@@ -1,0 +1,62 @@
+"""Live progress (cases, cases/s, findings, unique) and the end-of-run summary table, via rich."""
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+
+class Reporter:
+    """A live status line on a terminal; a plain line every 10 s otherwise (CI logs)."""
+
+    def __init__(self, live: bool | None, budget: float) -> None:
+        self.console = Console(stderr=True)
+        self.live_enabled = self.console.is_terminal if live is None else live
+        self.budget = budget
+        self.live: Live | None = None
+        self.last_plain = 0.0
+
+    def __enter__(self) -> Reporter:
+        if self.live_enabled:
+            self.live = Live(Text("starting..."), console=self.console, refresh_per_second=4, transient=True)
+            self.live.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.live is not None:
+            self.live.__exit__(*exc)
+
+    def line(self, s: dict[str, Any]) -> str:
+        rate = s["cases"] / s["seconds"] if s["seconds"] > 0 else 0.0
+        pct = min(100.0, 100.0 * s["seconds"] / self.budget) if self.budget else 0.0
+        return (f"{pct:5.1f}%  cases {s['cases']}  {rate:.2f} cases/s  "
+                f"findings {s['findings']}  unique {s['unique']}")
+
+    def update(self, s: dict[str, Any]) -> None:
+        if self.live is not None:
+            self.live.update(Text(self.line(s)))
+        elif time.monotonic() - self.last_plain > 10:
+            self.last_plain = time.monotonic()
+            print(self.line(s), file=sys.stderr, flush=True)
+
+    def final(self, summary: dict[str, Any], rows: list) -> None:
+        table = Table(title=f"dynfuzz campaign — torch {summary['torch']}, {summary['backend']}/{summary['device']}")
+        table.add_column("metric")
+        table.add_column("value", justify="right")
+        for key in ("seconds", "cases", "cases_per_second", "findings", "unique", "known", "crashes", "hangs",
+                    "valid_fraction", "overhead_fraction"):
+            table.add_row(key, str(summary[key]))
+        self.console.print(table)
+        if rows:
+            found = Table(title="unique findings")
+            for col in ("signature", "oracle", "kind", "count", "message"):
+                found.add_column(col)
+            for u in rows[:30]:
+                f = u.finding
+                found.add_row(f.signature, f.oracle, f.kind, str(u.count), f.message[:80])
+            self.console.print(found)

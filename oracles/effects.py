@@ -1,0 +1,47 @@
+"""Side effects: the state every call leaves behind (arguments, globals, cells, objects,
+containers, tensor data and metadata, aliasing), eager vs compiled.
+
+A divergence where the compiled state still equals the state before the call
+is an `effect-lost` (the compiled code dropped a write); any other one is
+`effect-mismatch`.
+"""
+from __future__ import annotations
+
+from .model import Finding, Observations, finding
+from .outputs import describe, diff_key
+from .registry import oracle
+from .sections import section
+from .snapshot import diff
+
+STATE_ROOTS = ("args", "state", "between")
+
+
+@oracle("effects")
+def effects(case, obs: Observations, trace=None) -> list[Finding]:
+    found: list[Finding] = []
+    for e_call, c_call in zip(obs.eager.calls, obs.compiled.calls):
+        if (e_call.error is None) != (c_call.error is None):
+            break  # the exception oracle owns this call; the states are not comparable
+        diffs = []
+        for root in STATE_ROOTS:
+            diffs += diff(section(e_call.state, root), section(c_call.state, root), root)
+        if not diffs:
+            continue
+        i = e_call.index
+        changed = _changed_paths(c_call.before, c_call.state)
+        lost = c_call.before is not None and not any(path in changed for path, *_ in diffs)
+        kind = "effect-lost" if lost else "effect-mismatch"
+        found.append(finding("effects", kind, f"call {i}: {diffs[0][0]} {diffs[0][1]} differs after the call",
+                             diff_key(diffs), call=i, details=tuple(describe(diffs))))
+        break
+    return found
+
+
+def _changed_paths(before, after) -> set[str]:
+    """Paths the compiled call changed; a dropped write leaves its path out of this set."""
+    if before is None:
+        return set()
+    changed: set[str] = set()
+    for root in ("args", "state"):
+        changed.update(path for path, *_ in diff(section(before, root), section(after, root), root, limit=200))
+    return changed

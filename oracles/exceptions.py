@@ -1,0 +1,95 @@
+"""Exception parity: eager raises if and only if compiled raises, and the same kind of error.
+
+Dynamo wraps user errors (`TorchRuntimeError` around a fake-tensor TypeError,
+`Unsupported` caused by an `Observed...Error` under fullgraph) and refuses
+some programs on purpose (`Unsupported`, `UncapturedHigherOrderOpError`).
+Those are classified apart from crashes (`InternalTorchDynamoError`,
+`BackendCompilerFailed`, a raw `AssertionError` from inside torch), which are
+always bugs. See DYNAMO_NOTES.md section 3.
+"""
+from __future__ import annotations
+
+import re
+
+from .model import ExcInfo, Finding, Observations, finding
+from .registry import oracle
+
+REFUSALS = {"Unsupported", "UncapturedHigherOrderOpError", "UserError", "ConstraintViolationError",
+            "FailOnRecompileLimitHit", "RecompileError"}
+CRASHES = {"InternalTorchDynamoError", "BackendCompilerFailed", "InductorError", "LoweringException"}
+_INNER = re.compile(r"got (\w+)\(")
+
+
+def category(err: ExcInfo) -> str:
+    """`refusal`, `crash`, `wrapped` (TorchRuntimeError) or `python` (an ordinary exception)."""
+    if err.type in CRASHES:
+        return "crash"
+    if err.type in REFUSALS:
+        return "refusal"
+    if err.type == "TorchRuntimeError":
+        return "wrapped"
+    if err.type in ("AssertionError", "KeyError", "AttributeError", "IndexError") and err.torch_frame \
+            and "/_dynamo/" in err.torch_frame:
+        return "crash"
+    return "python"
+
+
+def user_type(err: ExcInfo) -> str:
+    """The Python exception type the user would see, with Dynamo's wrappers taken off."""
+    if err.type == "TorchRuntimeError":
+        m = _INNER.search(err.message)
+        return m.group(1) if m else "RuntimeError"
+    for cause in err.causes:
+        if cause.startswith("Observed") and cause.endswith("Error") and cause != "ObservedException":
+            inner = cause[len("Observed"):]
+            return inner[: -len("Error")] if inner.endswith("ErrorError") else inner
+    return err.type
+
+
+def _same_failure(eager: ExcInfo, compiled: ExcInfo, fullgraph: bool) -> bool:
+    if compiled.type == eager.type:
+        return True
+    if user_type(compiled) == eager.type:
+        return category(compiled) == "wrapped" or fullgraph
+    # A failing torch op is a RuntimeError in eager and sometimes a TorchRuntimeError (a subclass) compiled.
+    return eager.type == "RuntimeError" and category(compiled) == "wrapped"
+
+
+@oracle("exceptions")
+def exceptions(case, obs: Observations, trace=None) -> list[Finding]:
+    found: list[Finding] = []
+    if obs.compiled.setup_error or obs.eager.setup_error:
+        return found
+    for e_call, c_call in zip(obs.eager.calls, obs.compiled.calls):
+        e, c = e_call.error, c_call.error
+        i = e_call.index
+        if e is None and c is None:
+            continue
+        if e is not None and c is None:
+            found.append(finding("exceptions", "missing-exception",
+                                 f"call {i}: eager raised {e.type}, compiled returned normally",
+                                 f"missing {e.type}", call=i, details=(f"eager: {e.type}: {e.message}",)))
+        elif e is None and c is not None:
+            found.append(_compiled_only(c, i, obs.fullgraph))
+        elif not _same_failure(e, c, obs.fullgraph):
+            found.append(finding("exceptions", "exception-mismatch",
+                                 f"call {i}: eager raised {e.type}, compiled raised {c.type}",
+                                 f"{e.type} vs {c.type} {c.gb_type or ''}", severity="medium", call=i,
+                                 details=(f"eager: {e.type}: {e.message}", f"compiled: {c.type}: {c.message}"),
+                                 torch_frame=c.torch_frame))
+        if (e is None) != (c is None):
+            break  # later calls start from different states; other oracles already report them
+    return found
+
+
+def _compiled_only(c: ExcInfo, i: int, fullgraph: bool) -> Finding:
+    cat = category(c)
+    detail = (f"compiled: {c.qualified}: {c.message}",) + ((f"gb_type: {c.gb_type}",) if c.gb_type else ())
+    if cat == "refusal" and fullgraph:
+        return finding("exceptions", "unsupported", f"call {i}: fullgraph compile refused: {c.gb_type or c.type}",
+                       f"{c.type} {c.gb_type or c.message}", severity="info", call=i, details=detail)
+    if cat in ("crash", "refusal"):
+        return finding("exceptions", "crash", f"call {i}: compiler crashed with {c.type}",
+                       f"{c.type} {c.message}", call=i, details=detail, torch_frame=c.torch_frame)
+    return finding("exceptions", "spurious-exception", f"call {i}: compiled raised {c.type}, eager did not",
+                   f"{c.type} {c.message}", call=i, details=detail, torch_frame=c.torch_frame)

@@ -1,0 +1,35 @@
+"""The oracle table: each oracle is `(case, observations, trace) -> list[Finding]` and never raises."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .model import Finding, Observations
+
+Oracle = Callable[[Any, Observations, Any], list[Finding]]
+ORACLES: dict[str, Oracle] = {}
+
+
+def oracle(name: str):
+    """Register a function as the oracle called `name`."""
+
+    def deco(fn: Oracle) -> Oracle:
+        ORACLES[name] = fn
+        return fn
+
+    return deco
+
+
+def run_oracles(case: Any, obs: Observations, trace: Any = None, only: tuple[str, ...] = ()) -> list[Finding]:
+    """Every registered oracle (or those in `only`); an oracle that raises becomes a `harness` finding."""
+    from .model import finding
+
+    found: list[Finding] = []
+    for name, fn in ORACLES.items():
+        if only and name not in only:
+            continue
+        try:
+            found.extend(fn(case, obs, trace))
+        except Exception as e:  # an oracle bug must never lose the case
+            found.append(finding("harness", "oracle-error", f"oracle {name} raised {type(e).__name__}: {e}",
+                                 f"{name}:{type(e).__name__}", severity="info"))
+    return found

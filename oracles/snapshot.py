@@ -1,0 +1,312 @@
+"""State snapshots: a structural, aliasing-aware picture of everything a program can see.
+
+This module imports only torch and the standard library: dynfuzz inlines its
+text into standalone repro scripts, so a saved finding needs nothing else.
+
+Note [Why a snapshot records aliasing]
+A compiler that replays a mutation onto a copy instead of the original object
+produces the same values in two places where eager had one object seen twice.
+So the walk is memoised by `id()`: the second time an object is reached it is
+recorded as `("@", k)`, the index of its first visit; tensors record a storage
+tag (the index of the first tensor seen on that storage) instead of an address,
+so two runs with different allocations compare equal when, and only when, they
+share storage the same way.
+"""
+import math
+
+import torch
+
+_SKIP_TYPES = (type(math),)
+
+
+class TensorSnap:
+    """Metadata and a CPU copy of a tensor's values, compared with dtype-aware tolerance."""
+
+    __slots__ = ("meta", "data", "grad", "attrs")
+
+    def __init__(self, meta, data, grad, attrs):
+        self.meta, self.data, self.grad, self.attrs = meta, data, grad, attrs
+
+    def __repr__(self):
+        return "tensor(%s)" % ", ".join("%s=%s" % kv for kv in self.meta.items())
+
+
+def _is_user_code(fn, filename_prefix):
+    code = getattr(fn, "__code__", None)
+    return code is not None and code.co_filename.startswith(filename_prefix)
+
+
+class Snapshotter:
+    """Walk values from one root; `user_prefix` marks code objects that belong to the program."""
+
+    def __init__(self, user_prefix="<dynfuzz", user_module="dynfuzz_program"):
+        self.user_prefix, self.user_module = user_prefix, user_module
+        self.seen = {}
+        self.storages = {}
+        self.keep = []  # keep walked objects alive so ids are not reused mid-walk
+
+    def take(self, value):
+        return self.walk(value)
+
+    def walk(self, v):
+        if v is None or isinstance(v, (bool, int, str, bytes, complex)):
+            return v
+        if isinstance(v, float):
+            return ("float", v)
+        key = id(v)
+        if key in self.seen and not isinstance(v, tuple):
+            return ("@", self.seen[key])
+        if not isinstance(v, tuple):
+            self.seen[key] = len(self.seen)
+            self.keep.append(v)
+        if isinstance(v, torch.Tensor):
+            return self.tensor(v)
+        if isinstance(v, (torch.dtype, torch.device, torch.Size)):
+            return ("torch", str(v))
+        tname = type(v).__qualname__
+        if isinstance(v, tuple):
+            return ("tuple", tname, [self.walk(x) for x in v]) + self.extra(v, tuple)
+        if isinstance(v, list):
+            return ("list", tname, [self.walk(x) for x in v]) + self.extra(v, list)
+        if isinstance(v, bytearray):
+            return ("bytearray", bytes(v))
+        if isinstance(v, dict):
+            items = [(self.key(k), self.walk(x)) for k, x in v.items()]
+            extra = ("default_factory", getattr(v.default_factory, "__qualname__", None)) \
+                if hasattr(v, "default_factory") else ()
+            return ("dict", tname, items, extra) + self.extra(v, dict)
+        if isinstance(v, (set, frozenset)):
+            return ("set", tname, sorted((self.key(x) for x in v), key=repr)) + self.extra(v, (set, frozenset))
+        if type(v).__name__ == "deque":
+            return ("deque", tname, v.maxlen, [self.walk(x) for x in v])
+        if type(v).__name__ == "cell":
+            try:
+                return ("cell", self.walk(v.cell_contents))
+            except ValueError:
+                return ("cell", "<empty>")
+        if callable(v) and hasattr(v, "__code__"):
+            return self.function(v)
+        if isinstance(v, type):
+            return self.klass(v)
+        if isinstance(v, _SKIP_TYPES) or callable(v) and not hasattr(v, "__dict__"):
+            return ("opaque", getattr(v, "__qualname__", getattr(v, "__name__", tname)))
+        if type(v).__name__ == "partial":
+            return ("partial", self.walk(v.func), [self.walk(a) for a in v.args],
+                    [(k, self.walk(x)) for k, x in v.keywords.items()])
+        if type(v).__name__ == "RemovableHandle":
+            return ("handle",)
+        if type(v).__name__ == "method":
+            return ("method", self.walk(v.__func__), self.walk(v.__self__))
+        return ("obj", tname, self.attrs(v))
+
+    def key(self, k):
+        """Dict keys and set members: hashable values, with tensors by identity order."""
+        if isinstance(k, torch.Tensor):
+            return self.walk(k)
+        if isinstance(k, float):
+            return ("float", k)
+        return k
+
+    def extra(self, v, base):
+        """Instance attributes of container subclasses (a list subclass with a counter, say)."""
+        if type(v) in (tuple, list, dict, set, frozenset) or not hasattr(v, "__dict__"):
+            return ()
+        return (self.attrs(v),)
+
+    def attrs(self, v):
+        d = getattr(v, "__dict__", None)
+        if not isinstance(d, dict):
+            return []
+        return [(k, self.walk(x)) for k, x in d.items()]
+
+    def function(self, fn):
+        qual = fn.__qualname__
+        if not _is_user_code(fn, self.user_prefix):
+            return ("fn", qual)
+        cells = [(n, self.walk(c)) for n, c in zip(fn.__code__.co_freevars, fn.__closure__ or ())]
+        defaults = self.walk(fn.__defaults__) if fn.__defaults__ else None
+        kwdefaults = self.walk(fn.__kwdefaults__) if fn.__kwdefaults__ else None
+        return ("fn", qual, cells, defaults, kwdefaults, self.attrs(fn))
+
+    def klass(self, cls):
+        if cls.__module__ != self.user_module:
+            return ("class", cls.__qualname__)
+        body = [(k, self.walk(x)) for k, x in vars(cls).items() if not (k.startswith("__") and k.endswith("__"))]
+        return ("class", cls.__qualname__, body)
+
+    def tensor(self, t):
+        if t.is_sparse or t.layout != torch.strided:
+            return ("tensor-other", str(t.layout))
+        storage = t.untyped_storage()
+        skey = (storage.data_ptr(), storage.nbytes()) if storage.nbytes() else ("empty", id(storage))
+        tag = self.storages.setdefault(skey, len(self.storages))
+        meta = {
+            "type": type(t).__qualname__,
+            "shape": tuple(t.shape),
+            "stride": tuple(t.stride()),
+            "offset": t.storage_offset(),
+            "dtype": str(t.dtype).replace("torch.", ""),
+            "device": t.device.type,
+            "requires_grad": t.requires_grad,
+            "is_leaf": t.is_leaf,
+            "contiguous": t.is_contiguous(),
+            "mutated": t._version > 0,
+            "storage": tag,
+            "view": t._is_view(),
+        }
+        grad = self.walk(t.grad) if t.is_leaf and t.grad is not None else None
+        attrs = self.attrs(t)
+        data = t.detach().to("cpu", copy=True)
+        return TensorSnap(meta, data, grad, attrs)
+
+
+def take(root, user_prefix="<dynfuzz", user_module="dynfuzz_program"):
+    """A snapshot of `root` (usually a dict of args, outputs and program globals)."""
+    return Snapshotter(user_prefix, user_module).take(root)
+
+
+def tolerance(dtype):
+    """(rtol, atol) for comparing values computed by differently-fused kernels."""
+    if dtype in (torch.float16, torch.bfloat16):
+        return 1e-2, 1e-2
+    if dtype in (torch.float32, torch.complex64):
+        return 1e-4, 1e-5
+    if dtype in (torch.float64, torch.complex128):
+        return 1e-7, 1e-7
+    return 0.0, 0.0
+
+
+def values_close(a, b):
+    """NaN-equal, dtype-aware closeness of two same-shape CPU tensors."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if not a.dtype.is_floating_point and not a.dtype.is_complex:
+        return bool(torch.equal(a, b))
+    rtol, atol = tolerance(a.dtype)
+    return bool(torch.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True))
+
+
+def diff(expected, actual, path="", out=None, limit=20):
+    """Differences between two snapshots, as `(path, aspect, expected, actual)` tuples."""
+    out = [] if out is None else out
+    if len(out) >= limit:
+        return out
+    e, a = expected, actual
+    if isinstance(e, TensorSnap) and isinstance(a, TensorSnap):
+        for k in e.meta:
+            if e.meta[k] != a.meta.get(k):
+                out.append((path, k, e.meta[k], a.meta.get(k)))
+        if e.meta["shape"] == a.meta["shape"] and e.meta["dtype"] == a.meta["dtype"] \
+                and not values_close(e.data, a.data):
+            out.append((path, "values", _short(e.data), _short(a.data)))
+        diff(e.grad, a.grad, path + ".grad", out, limit)
+        _diff_attrs(e.attrs, a.attrs, path, out, limit)
+        return out
+    if _kind(e) != _kind(a):
+        out.append((path, "type", _describe(e), _describe(a)))
+        return out
+    kind = _kind(e)
+    if kind == "scalar":
+        if e != a:
+            out.append((path, "value", e, a))
+    elif kind == "float":
+        if not _floats_close(e[1], a[1]):
+            out.append((path, "value", e[1], a[1]))
+    elif kind == "@":
+        if e != a:
+            out.append((path, "identity", "same object as #%d" % e[1], "same object as #%d" % a[1]))
+    elif kind in ("tuple", "list", "deque"):
+        _diff_named(e, a, path, out)
+        if kind == "deque" and e[2] != a[2]:
+            out.append((path, "maxlen", e[2], a[2]))
+        items_e, items_a = (e[3], a[3]) if kind == "deque" else (e[2], a[2])
+        if len(items_e) != len(items_a):
+            out.append((path, "length", len(items_e), len(items_a)))
+        for i, (x, y) in enumerate(zip(items_e, items_a)):
+            diff(x, y, "%s[%d]" % (path, i), out, limit)
+        if len(e) > 3 and kind != "deque":
+            _diff_attrs(e[3], a[3], path, out, limit)
+    elif kind == "dict":
+        _diff_named(e, a, path, out)
+        keys_e, keys_a = [k for k, _ in e[2]], [k for k, _ in a[2]]
+        if keys_e != keys_a:
+            out.append((path, "keys", keys_e, keys_a))
+        vals_a = dict((repr(k), v) for k, v in a[2])
+        for k, v in e[2]:
+            if repr(k) in vals_a:
+                diff(v, vals_a[repr(k)], "%s[%r]" % (path, k), out, limit)
+        if e[3] != a[3]:
+            out.append((path, "default_factory", e[3], a[3]))
+        if len(e) > 4:
+            _diff_attrs(e[4], a[4], path, out, limit)
+    elif kind == "set":
+        _diff_named(e, a, path, out)
+        if e[2] != a[2]:
+            out.append((path, "members", e[2], a[2]))
+        if len(e) > 3:
+            _diff_attrs(e[3], a[3], path, out, limit)
+    elif kind == "cell":
+        diff(e[1], a[1], path + ".cell_contents", out, limit)
+    elif kind == "fn":
+        if e[1] != a[1] or len(e) != len(a):
+            out.append((path, "function", e[1], a[1]))
+        elif len(e) > 2:
+            _diff_attrs(e[2], a[2], path + ".<cells>", out, limit)
+            diff(e[3], a[3], path + ".__defaults__", out, limit)
+            diff(e[4], a[4], path + ".__kwdefaults__", out, limit)
+            _diff_attrs(e[5], a[5], path, out, limit)
+    elif kind == "class":
+        if e[1] != a[1] or len(e) != len(a):
+            out.append((path, "class", e[1], a[1]))
+        elif len(e) > 2:
+            _diff_attrs(e[2], a[2], path, out, limit)
+    elif kind == "obj":
+        _diff_named(e, a, path, out)
+        _diff_attrs(e[2], a[2], path, out, limit)
+    elif e != a:
+        out.append((path, kind, _describe(e), _describe(a)))
+    return out
+
+
+def _kind(v):
+    if isinstance(v, TensorSnap):
+        return "tensor"
+    if isinstance(v, tuple) and v and isinstance(v[0], str):
+        return v[0]
+    return "scalar"
+
+
+def _diff_named(e, a, path, out):
+    if e[1] != a[1]:
+        out.append((path, "type", e[1], a[1]))
+
+
+def _diff_attrs(e, a, path, out, limit):
+    names_e, names_a = [k for k, _ in e], [k for k, _ in a]
+    if sorted(names_e) != sorted(names_a):
+        out.append((path, "attributes", names_e, names_a))
+    other = dict(a)
+    for k, v in e:
+        if k in other:
+            diff(v, other[k], "%s.%s" % (path, k) if path else k, out, limit)
+
+
+def _floats_close(a, b):
+    if math.isnan(a) and math.isnan(b):
+        return True
+    if a == 0.0 and b == 0.0:
+        return math.copysign(1, a) == math.copysign(1, b)
+    return math.isclose(a, b, rel_tol=1e-4, abs_tol=1e-5)
+
+
+def _describe(v):
+    if isinstance(v, TensorSnap):
+        return "tensor"
+    if isinstance(v, tuple) and v and isinstance(v[0], str):
+        return v[0] + ("(%s)" % v[1] if len(v) > 1 and isinstance(v[1], str) else "")
+    return repr(v)[:60]
+
+
+def _short(t, n=6):
+    flat = t.reshape(-1)[:n].tolist()
+    return "%s%s" % (flat, "..." if t.numel() > n else "")

@@ -1,0 +1,35 @@
+"""Shared fixtures: compile specs, a judge helper that runs a program text, torch log quieting."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+import torch
+
+from generators.case import Case
+from harness.compilers import CompileSpec, make_compiler, quiet_torch_logs
+from harness.judge import judge
+
+quiet_torch_logs()
+
+
+def run_source(source: str, compiler: str = "torch", backend: str = "eager", fullgraph: bool = False,
+               entry: str = "f", **case_kw):
+    """Judge a hand-written program (dedented) and return the CaseResult."""
+    case = Case(source=textwrap.dedent(source), entry=entry, **case_kw)
+    spec = CompileSpec(compiler=compiler, backend=backend, fullgraph=fullgraph)
+    return judge(case, make_compiler(spec), spec)
+
+
+@pytest.fixture
+def judge_source():
+    return run_source
+
+
+def pytest_collection_modifyitems(config, items):
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs CUDA")
+    for item in items:
+        if "cuda" in item.keywords:
+            item.add_marker(skip)
