@@ -5,9 +5,8 @@ compose with: every program starts with some of these statements.
 """
 from __future__ import annotations
 
-from hypothesis import strategies as st
-
 from . import ir, tensor_ops
+from .choose import choose, integer
 from .fragments import fragment
 
 
@@ -48,7 +47,7 @@ def matmul(draw, b):
     mats = [t for t in b.scope.visible_tensors() if len(t.shape) == 2]
     if not mats:
         return
-    a = draw(st.sampled_from(mats))
+    a = choose(draw, mats)
     ea, ba = tensor_ops.squash(a)
     expr = ir.BinOp(ea, "@", ir.method(ea, "t"))
     b.bind(b.fresh("m"), expr, (a.shape[0], a.shape[0]), ba * ba * a.shape[1])
@@ -59,7 +58,7 @@ def closure_nonlocal(draw, b):
     """A nested function that reads and rebinds a cell of the enclosing function."""
     src = tensor_ops.pick(draw, b)
     cell = b.fresh("acc")
-    start = draw(st.sampled_from(("tensor", "int")))
+    start = choose(draw, ("tensor", "int"))
     init: ir.Expr = ir.Const(0) if start == "int" else ir.method(src.expr, "sum")
     b.emit(ir.Assign(ir.Name(cell), init))
     fn, param = b.fresh("bump"), "t"
@@ -70,7 +69,7 @@ def closure_nonlocal(draw, b):
         ir.Return(ir.BinOp(ir.Name(param), "*", ir.Const(2))),
     )
     b.emit(ir.Def(fn, (ir.Param(param),), body))
-    times = draw(st.integers(1, 2))
+    times = integer(draw, 1, 2)
     out = None
     for _ in range(times):
         out = b.bind(b.fresh("t"), ir.call(ir.Name(fn), scaled), src.shape, bound * 2)
@@ -83,7 +82,7 @@ def closure_nonlocal(draw, b):
 def global_write(draw, b):
     """Rebind a module global (a counter or a tensor accumulator) from inside the compiled code."""
     g = b.fresh("G_").upper()
-    kind = draw(st.sampled_from(("counter", "tensor", "list")))
+    kind = choose(draw, ("counter", "tensor", "list"))
     b.declare("global", g) if kind != "list" else None
     if kind == "counter":
         b.add_global(g, ir.Const(0))
@@ -108,6 +107,6 @@ def inplace(draw, b):
     operand, bound = tensor_ops.squash(var)
     name = b.fresh("w")
     b.bind(name, ir.method(operand, "clone"), var.shape, bound)
-    op = draw(st.sampled_from(("add_", "mul_", "sub_")))
+    op = choose(draw, ("add_", "mul_", "sub_"))
     b.emit(ir.ExprStmt(ir.method(ir.Name(name), op, ir.Const(2))))
     b.scope.tensors[-1].bound = bound * 2 + 2

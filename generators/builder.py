@@ -7,6 +7,7 @@ is what keeps every program valid by construction.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from math import prod
@@ -82,6 +83,8 @@ class Builder:
         self.compile_options: dict[str, object] = {}
         self.entry_decorators: list[ir.Expr] = []
         self.entry_factory: ir.Def | None = None
+        self.eager_variant: Callable[[ir.Program], ir.Program] | None = None  # builds Program.eager_program
+        self.intended_error: str | None = None  # set by a fragment that draws an illegal-on-purpose construct
         self._counters: dict[str, int] = {}
 
     # ---- names and tags ----
@@ -170,3 +173,16 @@ def linspace(shape: tuple[int, ...], offset: float = 0.0, requires_grad: bool = 
     if requires_grad:
         base = ir.method(base, "requires_grad_")
     return base
+
+
+ENTRY_SLOT = ir.ExprStmt(ir.Name("__dynfuzz_entry__"))
+
+
+def place_entry(factory: ir.Def, entry: ir.Def) -> ir.Def:
+    """The entry factory with its `ENTRY_SLOT` statement replaced by the entry `def`.
+
+    A fragment that wants the entry created by a factory (sharing cells with helpers) puts the slot in the
+    factory body; the entry itself is only complete once every fragment has been drawn.
+    """
+    body = tuple(entry if stmt == ENTRY_SLOT else stmt for stmt in factory.body)
+    return ir.Def(factory.name, factory.params, body, factory.decorators)

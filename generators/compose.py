@@ -7,10 +7,13 @@ return statement, `inputs(device, call)` and the call plan, and yields an
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import strategies as st
 
 from . import ir
-from .builder import Builder, InputParam
+from .builder import Builder, InputParam, place_entry
+from .choose import boolean, choose, integer
 from .fragments import REGISTRY, Fragment
 
 SHAPES = ((4,), (3, 4), (2, 3), (4, 4), (2,), (1, 4), (3,), (2, 2, 3))
@@ -37,21 +40,36 @@ def programs(draw, families: tuple[str, ...] = (), max_fragments: int = 4) -> ir
     table = _table(families)
     featured = [f for f in table if f.family != "basic"] or table
     b = Builder()
-    n_inputs = draw(st.integers(1, 2))
+    n_inputs = integer(draw, 1, 2)
     for i in range(n_inputs):
-        shape = draw(st.sampled_from(SHAPES))
+        shape = choose(draw, SHAPES)
         b.add_input("xyz"[i], shape, offset=0.5 * i)
     # One featured construct is always drawn, so every case exercises its family.
-    use(draw, b, draw(st.sampled_from(featured)))
-    for _ in range(draw(st.integers(0, max_fragments - 1))):
-        use(draw, b, draw(st.sampled_from(table)))
+    use(draw, b, choose(draw, featured))
+    # A "one more?" flag before each extra fragment (not a count drawn up front) lets the
+    # shrinker delete any single fragment, so failing programs shrink to the construct that matters.
+    extras = 0
+    while extras < max_fragments - 1 and boolean(draw):
+        use(draw, b, choose(draw, table))
+        extras += 1
     return finish(b)
 
 
 def use(draw, b: Builder, frag: Fragment) -> None:
-    """Draw one fragment into the builder and record the tags it exercises."""
+    """Draw one fragment into the builder and record the tags it exercises.
+
+    A fragment that changes the call plan (statements in `between`, per-call inputs, more calls) is
+    also tagged `plan-<fragment>`: a divergence that first shows on a re-call is keyed by it.
+    """
+    before = _plan_size(b)
     frag.draw(draw, b)
     b.tag(*frag.tags)
+    if _plan_size(b) != before:
+        b.tag("plan-" + frag.name.replace("_", "-"))
+
+
+def _plan_size(b: Builder) -> tuple[int, int, int]:
+    return len(b.between), sum(len(p.per_call) for p in b.params), b.calls
 
 
 def finish(b: Builder) -> ir.Program:
@@ -64,7 +82,7 @@ def finish(b: Builder) -> ir.Program:
     params = tuple(ir.Param(p.name) for p in b.params)
     entry = ir.Def(b.entry, params, (*b.root.stmts, ir.Return(ret)), tuple(b.entry_decorators))
     if b.entry_factory is not None:
-        entry = b.entry_factory
+        entry = place_entry(b.entry_factory, entry)
     body: list[ir.Stmt] = [*b.imports, *b.module, entry, *b.after_entry, inputs_def(b.params)]
     if b.calls != 2:
         body.append(ir.Assign(ir.Name("CALLS"), ir.Const(b.calls)))
@@ -73,7 +91,10 @@ def finish(b: Builder) -> ir.Program:
         body.append(ir.Assign(ir.Name("COMPILE_OPTIONS"), ir.DictExpr(items)))
     if b.between:
         body.append(ir.Def("between", (ir.Param("call"),), tuple(b.between)))
-    return ir.Program(tuple(body), b.entry, frozenset(b.tags))
+    program = ir.Program(tuple(body), b.entry, frozenset(b.tags), intended_error=b.intended_error)
+    if b.eager_variant is not None:
+        program = replace(program, eager_program=b.eager_variant(program))
+    return program
 
 
 def inputs_def(params: list[InputParam]) -> ir.Def:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import importlib
 
-FAMILY_MODULES = ("basic",)
+FAMILY_MODULES = ("basic", "conds", "effects", "closures", "resizes")
 
 
 def load_families() -> None:

@@ -8,8 +8,8 @@ composer.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from .builder import Builder
 

@@ -209,7 +209,7 @@ def _(n: ir.Try):
 
 def render_stmt(stmt: ir.Stmt) -> str:
     """Source text of one statement (used by tests and the minimizer)."""
-    return ast.unparse(ast.fix_missing_locations(ast.Module([to_ast(stmt)], [])))
+    return ast.unparse(ast.Module([to_ast(stmt)], []))
 
 
 def render(program: ir.Program) -> str:

@@ -5,10 +5,9 @@ tensors that are already visible; the bound keeps repeated products finite.
 """
 from __future__ import annotations
 
-from hypothesis import strategies as st
-
 from . import ir
 from .builder import BOUND_LIMIT, Builder, TensorVar
+from .choose import boolean, choose, integer
 
 UNARY_BOUNDED = ("torch.sin", "torch.cos", "torch.tanh", "torch.sigmoid")
 UNARY_SAME = ("torch.relu", "torch.abs", "torch.neg")
@@ -27,22 +26,22 @@ def pick(draw, b: Builder, *, ndim: int | None = None) -> TensorVar:
     pool = [t for t in b.scope.visible_tensors() if ndim is None or len(t.shape) == ndim]
     if not pool:
         pool = b.scope.visible_tensors()
-    return draw(st.sampled_from(pool))
+    return choose(draw, pool)
 
 
 def unary(draw, var: TensorVar) -> tuple[ir.Expr, tuple[int, ...], float]:
     operand, bound = squash(var)
-    fn = draw(st.sampled_from(UNARY_BOUNDED + UNARY_SAME + ("method",)))
+    fn = choose(draw, UNARY_BOUNDED + UNARY_SAME + ("method",))
     if fn == "method":
-        meth = draw(st.sampled_from(METHOD_UNARY))
+        meth = choose(draw, METHOD_UNARY)
         return ir.method(operand, meth), var.shape, 1.0 if meth in ("sin", "cos", "tanh") else bound
     return ir.call(fn, operand), var.shape, 1.0 if fn in UNARY_BOUNDED else bound
 
 
 def scalar_affine(draw, var: TensorVar) -> tuple[ir.Expr, tuple[int, ...], float]:
     operand, bound = squash(var)
-    scale = draw(st.sampled_from((2, 0.5, -1.5, 3)))
-    shift = draw(st.sampled_from((1, -0.25, 2)))
+    scale = choose(draw, (2, 0.5, -1.5, 3))
+    shift = choose(draw, (1, -0.25, 2))
     return ir.BinOp(ir.BinOp(operand, "*", ir.Const(scale)), "+", ir.Const(shift)), var.shape, bound * abs(scale) + 2
 
 
@@ -52,16 +51,16 @@ def binary(draw, a: TensorVar, b_: TensorVar) -> tuple[ir.Expr, tuple[int, ...],
         return None
     ea, ba = squash(a)
     eb, bb = squash(b_)
-    op = draw(st.sampled_from(("+", "*", "-")))
+    op = choose(draw, ("+", "*", "-"))
     bound = ba * bb if op == "*" else ba + bb
     return ir.BinOp(ea, op, eb), a.shape, bound
 
 
 def reduce(draw, var: TensorVar) -> tuple[ir.Expr, tuple[int, ...], float]:
     operand, bound = squash(var)
-    kind = draw(st.sampled_from(("sum", "mean", "amax")))
-    if len(var.shape) >= 2 and draw(st.booleans()):
-        dim = draw(st.integers(0, len(var.shape) - 1))
+    kind = choose(draw, ("sum", "mean", "amax"))
+    if len(var.shape) >= 2 and boolean(draw):
+        dim = integer(draw, 0, len(var.shape) - 1)
         shape = var.shape[:dim] + var.shape[dim + 1:]
         factor = var.shape[dim] if kind == "sum" else 1
         return ir.method(operand, kind, ir.Const(dim)), shape, bound * factor
@@ -76,21 +75,21 @@ def view(draw, var: TensorVar) -> tuple[ir.Expr, tuple[int, ...], float]:
         choices.append("t")
     if var.shape and var.shape[0] > 1:
         choices.append("slice")
-    kind = draw(st.sampled_from(choices))
+    kind = choose(draw, choices)
     if kind == "t":
         return ir.method(var.expr, "t"), (var.shape[1], var.shape[0]), var.bound
     if kind == "flatten":
         return ir.method(var.expr, "reshape", ir.Const(-1)), (var.numel,), var.bound
     if kind == "unsqueeze":
         return ir.method(var.expr, "unsqueeze", ir.Const(0)), (1, *var.shape), var.bound
-    stop = draw(st.integers(1, var.shape[0] - 1))
+    stop = integer(draw, 1, var.shape[0] - 1)
     return ir.Sub(var.expr, ir.Slice(None, ir.Const(stop))), (stop, *var.shape[1:]), var.bound
 
 
 def compute(draw, b: Builder) -> tuple[ir.Expr, tuple[int, ...], float]:
     """Any one of the above over visible tensors: the generic 'some tensor computation'."""
     a = pick(draw, b)
-    kind = draw(st.sampled_from(("unary", "affine", "binary", "reduce", "view")))
+    kind = choose(draw, ("unary", "affine", "binary", "reduce", "view"))
     if kind == "binary":
         other = pick(draw, b)
         result = binary(draw, a, other) or binary(draw, other, a)
