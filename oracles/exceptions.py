@@ -58,8 +58,8 @@ def _same_failure(eager: ExcInfo, compiled: ExcInfo, fullgraph: bool) -> bool:
 @oracle("exceptions")
 def exceptions(case, obs: Observations, trace=None) -> list[Finding]:
     found: list[Finding] = []
-    if obs.compiled.setup_error or obs.eager.setup_error:
-        return found
+    if obs.compiled.setup_error or obs.eager.setup_error or getattr(case, "intended_error", None):
+        return found  # illegal-on-purpose programs are judged by the `illegal` oracle
     for e_call, c_call in zip(obs.eager.calls, obs.compiled.calls):
         e, c = e_call.error, c_call.error
         i = e_call.index

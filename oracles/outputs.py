@@ -16,9 +16,20 @@ def describe(diffs) -> list[str]:
     return [f"{path or '<root>'}: {aspect}: expected {exp!r}, got {act!r}" for path, aspect, exp, act in diffs]
 
 
-def diff_key(diffs) -> str:
-    """What differs, without where exactly: aspects and path shapes, sorted (stable across programs)."""
-    return " ".join(sorted({f"{_INDEX.sub('[]', path)}:{aspect}" for path, aspect, _, _ in diffs}))
+PLAN_TAG_PREFIXES = ("plan-", "probe-")
+
+
+def diff_key(diffs, case=None, call: int = 0) -> str:
+    """What differs, without where exactly: aspects and path shapes, sorted (stable across programs).
+
+    A divergence that first shows on a re-call is a missing or stale guard; which call-plan
+    perturbation preceded it (the case's `plan-*`/`probe-*` tags) tells such bugs apart.
+    """
+    key = " ".join(sorted({f"{_INDEX.sub('[]', path)}:{aspect}" for path, aspect, _, _ in diffs}))
+    if call > 0:
+        plan = sorted(t for t in getattr(case, "tags", ()) if t.startswith(PLAN_TAG_PREFIXES))
+        key += " | on re-call after " + (" ".join(plan) or "an unchanged call plan")
+    return key
 
 
 @oracle("outputs")
@@ -27,11 +38,14 @@ def outputs(case, obs: Observations, trace=None) -> list[Finding]:
     for e_call, c_call in zip(obs.eager.calls, obs.compiled.calls):
         if e_call.error or c_call.error:
             continue
-        diffs = diff(section(e_call.state, "out"), section(c_call.state, "out"), "out")
+        if getattr(case, "intended_error", None):
+            break  # illegal-on-purpose programs are judged by the `illegal` oracle
+        diffs = [d for d in diff(section(e_call.state, "out"), section(c_call.state, "out"), "out", limit=200)
+                 if not d[0].endswith(".grad")][:20]  # gradients are the `grads` oracle's
         if diffs:
             i = e_call.index
             aspects = sorted({aspect for _, aspect, _, _ in diffs})
             found.append(finding("outputs", "miscompile", f"call {i}: {diffs[0][0]} {', '.join(aspects)} differ",
-                                 diff_key(diffs), call=i, details=tuple(describe(diffs))))
+                                 diff_key(diffs, case, i), call=i, details=tuple(describe(diffs))))
             break  # later calls usually repeat the same divergence
     return found

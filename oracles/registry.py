@@ -1,7 +1,8 @@
 """The oracle table: each oracle is `(case, observations, trace) -> list[Finding]` and never raises."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .model import Finding, Observations
 

@@ -133,3 +133,48 @@ class Crash(DoubleCompiler):
             raise InternalTorchDynamoError("AttributeError: simulated internal error in the compiler double")
 
         return run
+
+
+@double("segfault")
+class Segfault(DoubleCompiler):
+    """Kills its own process with SIGSEGV: proves a campaign survives a crashing torch and keeps the case."""
+
+    def wrap(self, fn):
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            import os
+            import signal
+
+            os.kill(os.getpid(), signal.SIGSEGV)
+
+        return run
+
+
+@double("hang")
+class Hang(DoubleCompiler):
+    """Never returns: proves the per-case timeout turns a hang into a finding."""
+
+    def wrap(self, fn):
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            import time
+
+            while True:
+                time.sleep(1)
+
+        return run
+
+
+@double("recompile-always")
+class RecompileAlways(DoubleCompiler):
+    """A correct compiler whose cache never hits: one new frame per call (the over-guard oracles' target)."""
+
+    def compile(self, fn, options):
+        self._frames = 0
+
+        @functools.wraps(fn)
+        def compiled(*args, **kwargs):
+            self._frames += 1
+            return fn(*args, **kwargs)
+
+        return compiled

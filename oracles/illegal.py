@@ -1,0 +1,60 @@
+"""Illegal-on-purpose programs (`case.intended_error` set): a branch mutating a cell, a list or an
+operand, branches whose outputs differ in dtype or count.
+
+The eager reference (a plain `if`) runs them happily, so parity of exceptions is the
+wrong question. The compiled side must either agree with eager (same values, same
+state) or refuse cleanly with the documented kind of error; an internal crash is a
+`crash`, a silently different result a `miscompile`, and a clean refusal no finding.
+The generic exception oracle skips these cases so nothing is reported twice.
+"""
+from __future__ import annotations
+
+from .grads import is_grad_path
+from .model import ExcInfo, Finding, Observations, finding
+from .outputs import describe, diff_key
+from .registry import oracle
+from .sections import ROOTS, section
+from .snapshot import diff
+
+DOCUMENTED = {"UncapturedHigherOrderOpError", "Unsupported", "CondOpArgsMismatchError"}
+# A TorchRuntimeError is a documented refusal only when it names the branch mismatch it refuses.
+MISMATCH_WORDS = ("expected same", "Unmatched output", "torch.cond", "same dtype", "branches")
+
+
+def clean_refusal(err: ExcInfo) -> bool:
+    """The documented way for Dynamo to refuse an illegal higher-order-op program."""
+    if err.type in DOCUMENTED:
+        return True
+    if err.type == "TorchRuntimeError":
+        text = f"{err.message}\n{err.traceback}"
+        return any(word in text for word in MISMATCH_WORDS) and "AssertionError" not in text
+    return False
+
+
+@oracle("illegal")
+def illegal(case, obs: Observations, trace=None) -> list[Finding]:
+    if not getattr(case, "intended_error", None) or obs.eager.setup_error or obs.compiled.setup_error:
+        return []
+    reference = getattr(case, "reference_note", "eager ran the program")
+    for e_call, c_call in zip(obs.eager.calls, obs.compiled.calls):
+        e, c, i = e_call.error, c_call.error, e_call.index
+        if c is not None:
+            if (e is not None and e.type == c.type) or clean_refusal(c):
+                return []
+            return [finding("illegal", "crash",
+                            f"call {i}: illegal program ({case.intended_error} expected) crashed with {c.type}",
+                            f"{c.type} {c.gb_type or c.message}", call=i, torch_frame=c.torch_frame,
+                            details=(f"compiled: {c.qualified}: {c.message}", f"reference: {reference}"))]
+        if e is not None:
+            return [finding("illegal", "miscompile", f"call {i}: compiled ran an illegal program the reference "
+                            f"rejected with {e.type}", f"accepted {e.type}", call=i,
+                            details=(f"eager: {e.type}: {e.message}", f"reference: {reference}"))]
+        diffs = []
+        for root in ROOTS:
+            diffs += [d for d in diff(section(e_call.state, root), section(c_call.state, root), root)
+                      if not is_grad_path(d[0])]
+        if diffs:
+            return [finding("illegal", "miscompile",
+                            f"call {i}: illegal program compiled silently with a different {diffs[0][0]}",
+                            diff_key(diffs), call=i, details=(*describe(diffs), f"reference: {reference}"))]
+    return []

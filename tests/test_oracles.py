@@ -1,0 +1,144 @@
+"""Each foundation oracle catches its broken-compiler double and is silent on correct compilers."""
+import pytest
+
+from oracles.exceptions import category, user_type
+from oracles.model import ExcInfo, normalise, signature
+
+GOOD_PROGRAMS = {
+    "closure-nonlocal": """
+        import torch
+        def f(x):
+            acc = 0
+            def bump(t):
+                nonlocal acc
+                acc = acc + 1
+                return t.sin() * 2
+            y = bump(x)
+            return y + bump(y), acc
+        def inputs(device, call=0):
+            return (torch.linspace(-1, 1, 6, device=device).reshape(2, 3),)
+    """,
+    "global-list": """
+        import torch
+        HIST = []
+        COUNT = 0
+        def f(x):
+            global COUNT
+            COUNT += 1
+            HIST.append(x.cos())
+            return x.t() @ x
+        def inputs(device, call=0):
+            return (torch.linspace(-1, 1, 6, device=device).reshape(2, 3),)
+    """,
+    "view-output": """
+        import torch
+        def f(x):
+            x.mul_(2)
+            return x[1:], x.sum()
+        def inputs(device, call=0):
+            return (torch.linspace(-1, 1, 4, device=device),)
+    """,
+    "raises-same": """
+        import torch
+        def f(x):
+            return x[10]
+        def inputs(device, call=0):
+            return (torch.zeros(3, device=device),)
+    """,
+    "between-calls": """
+        import torch
+        SCALE = 2.0
+        def f(x):
+            return x * SCALE
+        def between(call):
+            global SCALE
+            SCALE = 3.0
+        def inputs(device, call=0):
+            return (torch.ones(2, device=device),)
+    """,
+}
+
+EFFECT_PROGRAM = GOOD_PROGRAMS["global-list"]
+
+
+@pytest.mark.parametrize("name", sorted(GOOD_PROGRAMS))
+@pytest.mark.parametrize("compiler", ["identity", "torch"])
+def test_no_false_alarms_on_correct_programs(judge_source, name, compiler):
+    result = judge_source(GOOD_PROGRAMS[name], compiler=compiler)
+    assert result.findings == [], [f.title for f in result.findings]
+
+
+def test_outputs_oracle_catches_perturbed_output(judge_source):
+    result = judge_source(GOOD_PROGRAMS["closure-nonlocal"], compiler="perturb-output")
+    assert [(f.oracle, f.kind) for f in result.findings] == [("outputs", "miscompile")]
+    assert any("values" in d for d in result.findings[0].details)
+
+
+def test_effects_oracle_catches_dropped_global_write(judge_source):
+    result = judge_source(EFFECT_PROGRAM, compiler="drop-effect")
+    kinds = {(f.oracle, f.kind) for f in result.findings}
+    assert ("effects", "effect-lost") in kinds
+    assert any("HIST" in d and "length" in d for f in result.findings for d in f.details)
+
+
+def test_exception_oracle_classifies_internal_crash(judge_source):
+    result = judge_source(GOOD_PROGRAMS["closure-nonlocal"], compiler="crash")
+    assert [(f.oracle, f.kind, f.severity) for f in result.findings] == [("exceptions", "crash", "high")]
+
+
+def test_documented_refusal_under_fullgraph_is_unsupported_not_crash(judge_source):
+    source = """
+        import torch
+        def f(x):
+            print("side effect")
+            return x + 1
+        def inputs(device, call=0):
+            return (torch.ones(2, device=device),)
+    """
+    refused = judge_source(source, fullgraph=True)
+    assert [(f.oracle, f.kind, f.severity) for f in refused.findings] == [("exceptions", "unsupported", "info")]
+    assert judge_source(source, fullgraph=False).findings == []
+
+
+def test_missing_exception_is_reported():
+    from oracles.exceptions import exceptions
+    from oracles.model import CallRecord, Observation, Observations
+
+    err = ExcInfo("ValueError", "builtins", "bad")
+    eager = Observation("eager", [CallRecord(0, err, None)])
+    compiled = Observation("compiled", [CallRecord(0, None, None)])
+    found = exceptions(None, Observations(eager, compiled), None)
+    assert [f.kind for f in found] == ["missing-exception"]
+
+
+def test_wrapped_and_observed_exceptions_unwrap_to_the_user_type():
+    wrapped = ExcInfo("TorchRuntimeError", "torch._dynamo.exc",
+                      "Dynamo failed to run FX node with fake tensors: got TypeError('bad operand')")
+    assert category(wrapped) == "wrapped" and user_type(wrapped) == "TypeError"
+    observed = ExcInfo("Unsupported", "torch._dynamo.exc", "Observed exception",
+                       causes=("ObservedKeyError",))
+    assert user_type(observed) == "KeyError"
+    raw_assert = ExcInfo("AssertionError", "builtins", "", torch_frame="torch/_dynamo/symbolic_convert.py:step")
+    assert category(raw_assert) == "crash"
+    assert category(ExcInfo("AssertionError", "builtins", "")) == "python"
+
+
+def test_signature_ignores_numbers_addresses_and_program_names():
+    a = signature("outputs", "miscompile", "out[3]:values at 0x7f00 <dynfuzz-12-3-compiled> s77")
+    b = signature("outputs", "miscompile", "out[5]:values at 0x7f99 <dynfuzz-99-1-compiled> s12")
+    assert a == b
+    assert a != signature("outputs", "miscompile", "out[]:stride")
+    assert normalise("size 12 /usr/lib/python3/site-packages/torch/_dynamo/x.py") == "size N x.py"
+
+
+def test_recall_divergences_are_told_apart_by_the_call_plan_perturbation():
+    from types import SimpleNamespace
+
+    from oracles.outputs import diff_key
+
+    diffs = [("out", "values", 1.0, 2.0)]
+    sign = SimpleNamespace(tags=frozenset({"probe-float-sign", "pointwise"}))
+    method = SimpleNamespace(tags=frozenset({"probe-method-identity", "pointwise"}))
+    assert diff_key(diffs, sign, 0) == diff_key(diffs, method, 0) == "out:values"
+    assert diff_key(diffs, sign, 1) != diff_key(diffs, method, 1)
+    assert "probe-float-sign" in diff_key(diffs, sign, 1)

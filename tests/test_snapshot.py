@@ -1,0 +1,95 @@
+"""The state snapshot sees aliasing, views, metadata and container structure, and diffs them by path."""
+import collections
+
+import torch
+
+from oracles.snapshot import diff, take
+
+
+def test_identical_structures_have_no_diff():
+    def build():
+        a = torch.arange(6.0).reshape(2, 3)
+        return {"x": [a, a.t(), {"k": 1.5}]}
+
+    assert diff(take(build()), take(build())) == []
+
+
+def test_aliasing_is_part_of_the_snapshot():
+    a = torch.ones(3)
+    shared = take({"args": (a,), "out": a})
+    copied = take({"args": (a,), "out": a.clone()})
+    aspects = {aspect for _, aspect, _, _ in diff(shared, copied)}
+    assert "type" in aspects  # ("@", k) back-reference vs a fresh tensor
+
+
+def test_view_of_input_is_tagged_with_the_same_storage():
+    a = torch.arange(4.0)
+    out = diff(take({"a": a, "v": a[1:]}), take({"a": a, "v": a[1:].clone()}))
+    assert {(p, k) for p, k, _, _ in out} >= {("['v']", "storage"), ("['v']", "view"), ("['v']", "offset")}
+
+
+def test_metadata_and_values_are_compared():
+    x = torch.zeros(2, 3)
+    y = torch.zeros(3, 2).t()
+    out = diff(take(x), take(y))
+    assert ("", "stride", (3, 1), (1, 2)) in out
+    assert not any(k == "values" for _, k, _, _ in out)
+    assert diff(take(torch.tensor([1.0, float("nan")])), take(torch.tensor([1.0, float("nan")]))) == []
+    assert diff(take(torch.tensor([1.0])), take(torch.tensor([1.0 + 1e-7]))) == []
+    assert [k for _, k, _, _ in diff(take(torch.tensor([1.0])), take(torch.tensor([1.1])))] == ["values"]
+
+
+def test_mutated_flag_tracks_version_changes_not_exact_counts():
+    a, b = torch.zeros(2), torch.zeros(2)
+    a.add_(1).sub_(1)
+    b.add_(0)
+    assert diff(take(a), take(b)) == []
+    assert [k for _, k, _, _ in diff(take(a), take(torch.zeros(2)))] == ["mutated"]
+
+
+def test_containers_order_and_subclass_types():
+    class MyList(list):
+        pass
+
+    od1 = collections.OrderedDict(a=1, b=2)
+    od2 = collections.OrderedDict(b=2, a=1)
+    assert [k for _, k, _, _ in diff(take(od1), take(od2))] == ["keys"]
+    assert [k for _, k, _, _ in diff(take([1]), take(MyList([1])))] == ["type"]
+    d1 = collections.deque([1, 2], maxlen=3)
+    d2 = collections.deque([1, 2], maxlen=4)
+    assert [k for _, k, _, _ in diff(take(d1), take(d2))] == ["maxlen"]
+
+
+def test_float_sign_of_zero_matters():
+    assert diff(take(0.0), take(-0.0)) != []
+
+
+def test_cells_of_user_functions_are_walked():
+    def make(v):
+        def g():
+            return v
+
+        return g
+
+    src = "def make(v):\n    def g():\n        return v\n    return g\n"
+    ns1, ns2 = {"__name__": "dynfuzz_program"}, {"__name__": "dynfuzz_program"}
+    exec(compile(src, "<dynfuzz-a>", "exec"), ns1)
+    exec(compile(src, "<dynfuzz-b>", "exec"), ns2)
+    out = diff(take({"g": ns1["make"](1)}), take({"g": ns2["make"](2)}))
+    assert out and out[0][0].endswith("<cells>.v.cell_contents")
+    assert make  # a function outside the program is recorded by name only
+
+
+def test_mutated_is_only_compared_for_tensors_that_existed_before_the_call():
+    from oracles.snapshot import take_tracked
+
+    x = torch.zeros(2)
+    _, known = take_tracked({"args": (x,)})
+    made_in_place = torch.zeros(2).add_(1)  # one backend computes it in place...
+    made_out_of_place = torch.zeros(2) + 1  # ...another out of place: both are correct
+    a = take({"args": (x,), "out": made_in_place}, known_tensors=known)
+    b = take({"args": (x,), "out": made_out_of_place}, known_tensors=known)
+    assert diff(a, b) == []
+    x.add_(1)
+    c = take({"args": (x,), "out": made_in_place}, known_tensors=known)
+    assert [(p, k) for p, k, _, _ in diff(a, c)] == [("['args'][0]", "mutated"), ("['args'][0]", "values")]
