@@ -1,0 +1,94 @@
+"""The guard oracle: perturbations derived from reference guards catch unsound and over-eager caches."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from generators.case import Case
+from harness.compilers import CompileSpec, make_compiler
+from harness.execute import load_program
+from harness.guards import guard_check, perturbations
+from harness.judge import judge
+from harness.reference import trace_case
+
+CLOSURE_GLOBAL = textwrap.dedent('''
+    import torch
+    SCALE = 2.0
+    UNUSED = 5
+    def make():
+        k = 3
+        def f(x):
+            if x.shape[0] > 2:
+                return x.cos() * k * SCALE
+            return x.sin()
+        return f
+    f = make()
+    def inputs(device, call=0):
+        return (torch.linspace(-1, 1, 4, device=device),)
+''')
+
+WITH_BREAK = textwrap.dedent('''
+    import torch
+    OFFSET = 1
+    def f(x):
+        y = x * 2 + OFFSET
+        torch._dynamo.graph_break()
+        return y.sin() + OFFSET
+    def inputs(device, call=0):
+        return (torch.linspace(-1, 1, 4, device=device),)
+''')
+
+
+def run(source: str, compiler: str):
+    spec = CompileSpec(compiler=compiler)
+    return judge(Case(source), make_compiler(spec), spec, only=("guards",), guards=True)
+
+
+def test_perturbations_cover_each_guard_kind():
+    case = Case(CLOSURE_GLOBAL)
+    trace = trace_case(case)
+    ns, _ = load_program(CLOSURE_GLOBAL, "t")
+    plan = perturbations(trace, ("x",), ns)
+    by_kind = {p.kind: p for p in plan}
+    assert set(by_kind) == {"const-cell", "const-global", "size", "dtype", "values", "unread-global"}
+    assert by_kind["size"].name == "L['x'] resized to (2,)"
+    assert by_kind["size"].violates == "L['x'].size()[0] > 2"
+    assert by_kind["const-cell"].violates == "L['k'] == 3"
+    assert by_kind["unread-global"].violates is None and "UNUSED" in by_kind["unread-global"].name
+
+
+def test_double_ignoring_value_guards_is_unsound():
+    found = run(CLOSURE_GLOBAL, "stale-constants").findings
+    unsound = {f.message.split(" (violates")[0] for f in found if f.kind == "guard-unsound"}
+    assert unsound == {"stale compiled code after L['k'] = 4", "stale compiled code after G['SCALE'] = 5.0"}
+    assert all(f.severity == "high" for f in found if f.kind == "guard-unsound")
+
+
+def test_double_recompiling_every_call_over_guards():
+    found = [f for f in run(CLOSURE_GLOBAL, "recompile-always").findings if f.kind == "over-guard"]
+    assert {f.details[0] for f in found} == {"perturbation: L['x'] with new values",
+                                            "perturbation: unread global UNUSED = 6"}
+    assert all(f.severity == "low" for f in found)
+
+
+def test_correct_compilers_have_no_guard_findings():
+    assert run(CLOSURE_GLOBAL, "identity").findings == []
+
+
+@pytest.mark.slow
+def test_torch_compile_is_sound_and_precise_across_a_graph_break():
+    for source in (CLOSURE_GLOBAL, WITH_BREAK):
+        case = Case(source)
+        spec = CompileSpec()
+        results = guard_check(case, make_compiler(spec), trace_case(case))
+        assert results and not any(r.note for r in results)
+        violating = [r for r in results if r.violates]
+        assert violating and all(not r.diffs for r in violating)
+        assert all(r.recompiled for r in violating)
+        neutral = [r for r in results if r.violates is None]
+        assert neutral and all(not r.recompiled for r in neutral)
+        assert all(r.would_hit is not None for r in neutral)  # offline check: the entry accepts the state
+    gb = guard_check(Case(WITH_BREAK), make_compiler(CompileSpec()), trace_case(Case(WITH_BREAK)))
+    glob = next(r for r in gb if r.kind == "const-global")
+    assert any("OFFSET" in f for f in glob.failures)  # Dynamo's own guard text is kept
