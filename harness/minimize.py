@@ -1,0 +1,237 @@
+"""`dynfuzz minimize`: shrink a failing program toward the same failure, in two stages.
+
+Stage 1 re-runs Hypothesis's shrinker on the choice sequence that drew the
+program (generated cases only); stage 2 reduces the rendered source with
+`harness.reduce`. Both accept a smaller program only when the same signature
+(so the same oracle) reappears and eager still behaves as it did. The result
+is a short standalone script: the program plus the compact checker.
+"""
+from __future__ import annotations
+
+import ast
+import pprint
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from random import Random
+from typing import Any
+
+from generators.case import Case, case_from_program, draw_case
+from oracles import Finding
+
+from .compact import CHECKER
+from .compilers import Compiler, CompileSpec, make_compiler
+from .errors import UsageError
+from .judge import judge
+from .reduce import ReduceStats, reduce_source
+from .repro import SavedProgram, render_script, torch_version
+
+
+@dataclass(frozen=True)
+class Target:
+    """The failure being preserved: its signature, and whether eager ran cleanly when it appeared."""
+
+    signature: str
+    eager_ok: bool
+
+
+@dataclass
+class Minimized:
+    case: Case
+    finding: Finding
+    seconds: float
+    original_lines: int
+    stage1: bool = False
+    reduce: ReduceStats | None = None
+
+    @property
+    def lines(self) -> int:
+        return program_lines(self.case.source)
+
+
+def program_lines(source: str) -> int:
+    """What the size target counts: non-blank lines of the program (the checker is not counted)."""
+    return sum(1 for line in source.splitlines() if line.strip())
+
+
+class Judge:
+    """Runs candidate programs and answers: does the target failure still appear?"""
+
+    def __init__(self, compiler: Compiler, spec: CompileSpec, target: Target) -> None:
+        self.compiler, self.spec, self.target = compiler, spec, target
+        self.calls = 0
+
+    def finding(self, case: Case) -> Finding | None:
+        self.calls += 1
+        try:
+            result = judge(case, self.compiler, self.spec)
+        except Exception:
+            return None
+        if result.eager_ok != self.target.eager_ok:
+            return None
+        return next((f for f in result.findings if f.signature == self.target.signature), None)
+
+
+def _with_choices(case: Case) -> Case:
+    """A saved generated case carries its seed and families; re-draw it to recover the choice sequence."""
+    if case.choices or case.seed is None:
+        return case
+    try:
+        drawn = draw_case(case.seed, case.families)
+    except Exception:
+        return case
+    return replace(case, choices=drawn.choices) if drawn.source.strip() == case.source.strip() else case
+
+
+def shrink_choices(case: Case, judge_: Judge, deadline: float, max_examples: int = 300) -> Case | None:
+    """Stage 1: Hypothesis's shrinker over the case's choice sequence, toward the same signature."""
+    from hypothesis import HealthCheck, settings
+    from hypothesis.internal.conjecture.engine import ConjectureRunner
+
+    from generators.compose import programs
+
+    def test_fn(data) -> None:
+        program = data.draw(programs(case.families))
+        if time.monotonic() > deadline:
+            return
+        candidate = case_from_program(program, families=case.families, choices=tuple(data.choices))
+        if judge_.finding(candidate) is not None:
+            data.mark_interesting(("same-signature", judge_.target.signature))
+
+    runner = ConjectureRunner(test_fn, settings=settings(database=None, max_examples=max_examples, deadline=None,
+                                                         suppress_health_check=list(HealthCheck)),
+                              random=Random(0))
+    runner.cached_test_function(case.choices)
+    if not runner.interesting_examples:
+        return None
+    runner.shrink_interesting_examples()
+    result = min(runner.interesting_examples.values(), key=lambda r: (len(r.choices), r.choices))
+    from generators.case import redraw
+
+    shrunk = redraw(tuple(result.choices), case.families)
+    return replace(shrunk, seed=case.seed)
+
+
+def choose_target(case: Case, compiler: Compiler, spec: CompileSpec, signature: str | None) -> tuple[Target, Finding]:
+    """The finding to preserve: the requested (or saved) signature if it reproduces, else the most severe."""
+    from oracles.model import SEVERITY
+
+    result = judge(case, compiler, spec)
+    if not result.findings:
+        raise UsageError(f"the program does not diverge under {spec.describe()}; nothing to minimize")
+    by_sig = {f.signature: f for f in result.findings}
+    if signature and signature in by_sig:
+        chosen = by_sig[signature]
+    else:
+        chosen = max(result.findings, key=lambda f: SEVERITY.get(f.severity, 0))
+    return Target(chosen.signature, result.eager_ok), chosen
+
+
+def minimize(case: Case, spec: CompileSpec, budget: float, signature: str | None = None) -> Minimized:
+    """Both stages within `budget` seconds; the result still shows the chosen finding's signature."""
+    start = time.monotonic()
+    deadline = start + budget
+    compiler = make_compiler(spec)
+    target, finding = choose_target(case, compiler, spec, signature)
+    judge_ = Judge(compiler, spec, target)
+    original = program_lines(case.source)
+    stage1 = False
+    case = _with_choices(case)
+    if case.choices:
+        shrunk = shrink_choices(case, judge_, start + budget * 0.5)
+        if shrunk is not None and len(shrunk.source) < len(case.source):
+            found = judge_.finding(shrunk)
+            if found is not None:
+                case, finding, stage1 = shrunk, found, True
+    stats = None
+    if case.eager_source is not None and judge_.finding(replace(case, eager_source=None)) is not None:
+        case = replace(case, eager_source=None)  # the failure shows without the plain-Python rendering
+    if case.eager_source is None and time.monotonic() < deadline:
+        base = case
+
+        def still_fails(source: str) -> bool:
+            return judge_.finding(replace(base, source=source, choices=())) is not None
+
+        source, stats = reduce_source(case.source, still_fails, case.entry, deadline)
+        if source != case.source:
+            reduced = replace(base, source=source, choices=())
+            found = judge_.finding(reduced)
+            if found is not None:
+                case, finding = reduced, found
+    return Minimized(case, finding, time.monotonic() - start, original, stage1, stats)
+
+
+def _literal(text: str | None) -> str:
+    if text is None:
+        return "None"
+    if "'''" not in text and "\\" not in text:
+        return "r'''\n" + text.strip("\n") + "\n'''"
+    return repr(text)
+
+
+def render_minimized(m: Minimized, spec: CompileSpec, origin: dict[str, Any] | None = None) -> str:
+    """A short bug-report script: title, metadata, the program, the compact checker."""
+    origin = origin or {}
+    f = m.finding
+    meta = {
+        "oracle": f.oracle, "kind": f.kind, "signature": f.signature, "title": f.title,
+        "tags": sorted(m.case.tags or origin.get("tags", ())), "torch": torch_version(),
+        "backend": spec.backend, "device": spec.device, "fullgraph": spec.fullgraph, "compiler": spec.compiler,
+        "entry": m.case.entry, "seed": m.case.seed, "families": list(m.case.families),
+        "status": origin.get("status", "open"), "upstream": origin.get("upstream"),
+    }
+    when = "When found:\n" + "\n".join("    " + d for d in f.details[:4])
+    return render_entry(meta, m.case.source, m.case.eager_source, f"Minimized by dynfuzz. {when}")
+
+
+def render_entry(meta: dict[str, Any], source: str, eager_source: str | None = None, about: str = "") -> str:
+    """The saved-finding layout with the compact checker: used for minimized repros and corpus entries."""
+    spec = CompileSpec(meta.get("compiler", "torch"), meta["backend"], meta["device"], meta["fullgraph"])
+    doc = (f'"""{meta["title"]}\n\ntorch {meta["torch"]}, torch.compile({_compile_args(spec)}).\n'
+           f"{about.strip()}\n\n"
+           f"Run: python THIS_FILE.py  (exit 1 while the divergence is present, 0 once fixed)\n" + '"""')
+    doc = doc.replace("\\", "\\\\")
+    return (f"{doc}\nDYNFUZZ = {pprint.pformat(meta, width=110, sort_dicts=False)}\n\n"
+            f"PROGRAM = {_literal(source)}\n\nEAGER_PROGRAM = {_literal(eager_source)}\n"
+            f"{CHECKER}")
+
+
+def _compile_args(spec: CompileSpec) -> str:
+    args = [f'backend="{spec.backend}"']
+    if spec.fullgraph:
+        args.append("fullgraph=True")
+    if spec.dynamic is not None:
+        args.append(f"dynamic={spec.dynamic}")
+    return ", ".join(args)
+
+
+def script_exit_code(text: str, timeout: float = 120.0) -> int | None:
+    """Run a rendered script in a fresh interpreter; its exit code, or None if it hung."""
+    try:
+        return subprocess.run([sys.executable, "-c", text], capture_output=True, timeout=timeout).returncode
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def write_minimized(m: Minimized, spec: CompileSpec, out: Path, origin: dict[str, Any] | None = None,
+                    verify: bool = True) -> str:
+    """Write the compact script; when real torch found the bug and the compact checker does not show it
+    (an aspect it does not compare), fall back to the full generic checker so the script stays correct."""
+    text = render_minimized(m, spec, origin)
+    ast.parse(text)
+    if verify and spec.compiler == "torch" and script_exit_code(text) != 1:
+        text = render_script(m.case, m.finding, spec, status=(origin or {}).get("status", "open"))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+    return text
+
+
+def minimize_file(saved: SavedProgram, spec: CompileSpec, budget: float, out: Path | None,
+                  signature: str | None = None) -> tuple[Minimized, Path]:
+    """`dynfuzz minimize FILE`: minimize a saved finding or hand-written script and write the result."""
+    m = minimize(saved.case, spec, budget, signature or saved.meta.get("signature"))
+    path = out or saved.path.with_name(saved.path.stem + ".min.py")
+    write_minimized(m, spec, path, saved.meta)
+    return m, path

@@ -1,0 +1,72 @@
+"""pytest plugin (entry point `dynfuzz`): corpus entries become test items.
+
+`pytest corpus/ -n 2` replays the corpus under pytest-xdist. An entry whose
+status is `known` or `open` is marked xfail(strict=True): while its signature
+still appears it is reported as xfail; once it passes, XPASS(strict) fails the
+run so the status gets updated. A diverging `passing` entry is a failure.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .replay import expected_status, is_corpus_file, run_entry
+
+
+class KnownDivergence(Exception):
+    """A known or open entry still shows its recorded signature (reported as xfail)."""
+
+
+class CorpusDivergence(Exception):
+    """A corpus entry behaved differently from what its metadata records."""
+
+
+def pytest_addoption(parser) -> None:
+    group = parser.getgroup("dynfuzz")
+    group.addoption("--dynfuzz-known", default=None, help="known-issues TOML (default corpus/known_issues.toml)")
+
+
+def pytest_collect_file(parent, file_path: Path):
+    """Collect `.py` files under a folder named `corpus` that define `DYNFUZZ` metadata."""
+    if "corpus" in file_path.parts and is_corpus_file(file_path):
+        return CorpusFile.from_parent(parent, path=file_path)
+    return None
+
+
+class CorpusFile(pytest.File):
+    def collect(self):
+        from .known import KnownIssues
+        from .repro import read_program
+
+        item = CorpusItem.from_parent(self, name=self.path.stem)
+        known_path = self.config.getoption("--dynfuzz-known", default=None)
+        try:
+            meta = read_program(self.path).meta
+            expected = expected_status(meta, KnownIssues.load(Path(known_path) if known_path else None))
+        except Exception:  # an unreadable entry is collected and fails with the reason when run
+            expected = "?"
+        if expected in ("known", "open"):
+            item.add_marker(pytest.mark.xfail(strict=True, raises=KnownDivergence,
+                                              reason=f"{expected} issue {meta.get('signature')}"
+                                                     f" {meta.get('upstream') or ''}".rstrip()))
+        yield item
+
+
+class CorpusItem(pytest.Item):
+    def runtest(self) -> None:
+        known_path = self.config.getoption("--dynfuzz-known", default=None)
+        outcome = run_entry(str(self.path), known_path)
+        if outcome.verdict == "still failing":
+            raise KnownDivergence(f"{outcome.signature} still diverges")
+        if outcome.bad:
+            raise CorpusDivergence(f"{outcome.verdict}: expected {outcome.expected}, observed {outcome.observed}: "
+                                   f"{outcome.detail}")
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, (CorpusDivergence, KnownDivergence)):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self):
+        return self.path, 0, f"corpus: {self.name}"

@@ -1,0 +1,178 @@
+"""`dynfuzz replay`: re-run corpus entries and compare what happens with their recorded status.
+
+An entry's metadata says `status`: `passing` (a seed scenario that must keep
+agreeing), `known` (reported upstream; listed in known_issues.toml) or `open`
+(a saved divergence not yet reported). Verdicts: `ok` (passing and agrees),
+`still failing` (known/open and its signature still appears), `FIXED`
+(known/open and now agrees: update its status), `NEW` (a passing entry
+diverges), `CHANGED` (a known/open entry diverges differently), `ERROR`.
+"""
+from __future__ import annotations
+
+import time
+import warnings
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
+
+from .errors import UsageError
+from .known import KnownIssues
+
+CORPUS_DIR = Path(__file__).resolve().parent.parent / "corpus"
+BAD_VERDICTS = ("NEW", "CHANGED", "ERROR")
+SELF_KINDS = ("reference-bug",)  # a bug in dynfuzz's reference tracer, not in torch: noted, not a verdict
+
+
+@dataclass
+class Outcome:
+    """One replayed entry: what its metadata expected, what was observed, and the verdict."""
+
+    path: str
+    expected: str
+    observed: str
+    verdict: str
+    signature: str | None = None
+    found: list[str] = field(default_factory=list)
+    detail: str = ""
+    seconds: float = 0.0
+
+    @property
+    def name(self) -> str:
+        return Path(self.path).stem
+
+    @property
+    def bad(self) -> bool:
+        return self.verdict in BAD_VERDICTS
+
+
+def is_corpus_file(path: Path) -> bool:
+    """A corpus entry: a `.py` file (not a test or conftest) whose text defines `DYNFUZZ`."""
+    if path.suffix != ".py" or path.name == "conftest.py" or path.name.startswith(("test_", "_")):
+        return False
+    try:
+        return "\nDYNFUZZ = " in path.read_text()
+    except OSError:
+        return False
+
+
+def discover(paths: list[str] | None) -> list[Path]:
+    """Corpus files under the given files or folders (default: the repository's corpus/)."""
+    found: list[Path] = []
+    for raw in paths or [str(CORPUS_DIR)]:
+        p = Path(raw)
+        if not p.exists():
+            raise UsageError(f"no such corpus file or folder: {raw}")
+        if p.is_dir():
+            found.extend(q for q in sorted(p.rglob("*.py")) if is_corpus_file(q))
+        elif p.suffix != ".py":
+            raise UsageError(f"{raw}: a corpus entry is a .py file")
+        else:
+            found.append(p)
+    return found
+
+
+def expected_status(meta: dict, known: KnownIssues) -> str:
+    if meta.get("signature") and meta["signature"] in known:
+        return "known"
+    return str(meta.get("status", "open"))
+
+
+def verdict_for(expected: str, signature: str | None, found: list[str]) -> str:
+    """The replay verdict for an entry expected to be `expected`, given the signatures observed."""
+    if expected == "passing":
+        return "ok" if not found else "NEW"
+    if not found:
+        return "FIXED"
+    return "still failing" if signature in found else "CHANGED"
+
+
+def _restore_dynamo_config(before: dict) -> None:
+    import torch._dynamo.config as config
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for key, value in before.items():
+            if getattr(config, key) != value:
+                setattr(config, key, value)
+
+
+def run_entry(path: str, known_path: str | None = None) -> Outcome:
+    """Judge one corpus entry with the compile settings in its metadata (in this process)."""
+    import torch._dynamo.config as config
+
+    from .compilers import CompileSpec, make_compiler, quiet_torch_logs
+    from .judge import judge
+    from .repro import read_program
+
+    quiet_torch_logs()
+    start = time.perf_counter()
+    try:
+        known = KnownIssues.load(Path(known_path) if known_path else None)
+        saved = read_program(Path(path))
+    except UsageError as e:
+        return Outcome(path, "?", "unreadable", "ERROR", detail=str(e))
+    meta = saved.meta
+    expected = expected_status(meta, known)
+    spec = CompileSpec(meta.get("compiler", "torch"), meta.get("backend", "eager"), meta.get("device", "cpu"),
+                       bool(meta.get("fullgraph", False)), meta.get("dynamic"))
+    if spec.device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            return Outcome(path, expected, "skipped (no CUDA)", "ok", meta.get("signature"))
+    before = config.get_config_copy()
+    try:
+        result = judge(saved.case, make_compiler(spec), spec)
+    except Exception as e:  # a harness failure on this entry, reported rather than raised
+        return Outcome(path, expected, "harness error", "ERROR", detail=f"{type(e).__name__}: {e}")
+    finally:
+        _restore_dynamo_config(before)
+    torch_findings = [f for f in result.findings if f.kind not in SELF_KINDS]
+    found = [f.signature for f in torch_findings]
+    observed = "diverges" if found else "agrees"
+    verdict = verdict_for(expected, meta.get("signature"), found)
+    detail = "; ".join(f"{f.signature} {f.title}" for f in torch_findings[:3])
+    notes = [f"{f.signature} {f.title}" for f in result.findings if f.kind in SELF_KINDS]
+    if notes:
+        detail = (detail + "; " if detail else "") + "dynfuzz's own reference disagreed: " + "; ".join(notes[:2])
+    return Outcome(path, expected, observed, verdict, meta.get("signature"), found, detail,
+                   time.perf_counter() - start)
+
+
+def replay(paths: list[Path], workers: int = 2, known_path: str | None = None) -> list[Outcome]:
+    """Run every entry, in `workers` spawned processes (0: in this process); results in input order."""
+    if workers <= 0 or len(paths) <= 1:
+        return [run_entry(str(p), known_path) for p in paths]
+    with ProcessPoolExecutor(min(workers, len(paths)), mp_context=get_context("spawn")) as pool:
+        return list(pool.map(run_entry, [str(p) for p in paths], [known_path] * len(paths)))
+
+
+def format_table(outcomes: list[Outcome]) -> str:
+    """Plain-text table: entry, expected status, observed, verdict."""
+    rows = [("entry", "expected", "observed", "verdict")]
+    rows += [(o.name, o.expected, o.observed, o.verdict) for o in outcomes]
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    for o in outcomes:
+        if o.verdict == "FIXED":
+            lines.append(f"FIXED: {o.name} ({o.signature}) no longer diverges: set its status to passing "
+                         f"and close the upstream issue")
+        elif o.bad:
+            lines.append(f"{o.verdict}: {o.name}: {o.detail}")
+    return "\n".join(lines)
+
+
+def replay_command(paths: list[str], workers: int, known_path: str | None) -> int:
+    """`dynfuzz replay`: exit 1 when an entry is NEW, CHANGED or ERROR; 0 otherwise (FIXED is flagged)."""
+    if workers < 0:
+        raise UsageError("--workers must be 0 or more")
+    if known_path:
+        KnownIssues.load(Path(known_path))
+    files = discover(paths)
+    if not files:
+        raise UsageError("no corpus entries found")
+    outcomes = replay(files, workers, known_path)
+    print(format_table(outcomes))
+    return 1 if any(o.bad for o in outcomes) else 0

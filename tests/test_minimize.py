@@ -1,0 +1,155 @@
+"""Minimization: both stages keep the same signature, shrink the program, and emit a correct script."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from generators.case import Case, draw_case
+from harness.cli import main
+from harness.compilers import CompileSpec, make_compiler
+from harness.judge import judge
+from harness.minimize import Judge, Target, minimize, program_lines, render_entry, shrink_choices
+from harness.reduce import reduce_source
+from harness.repro import read_program, torch_version
+
+EFFECT_PROGRAM = textwrap.dedent("""\
+    import torch
+
+    counter = 0
+    history = []
+
+
+    def helper(t):
+        return t.cos() + 1
+
+
+    def f(x, y):
+        global counter
+        a = torch.sin(x) * 2
+        b = helper(a)
+        c = y.sum() + 3
+        history.append(int(c))
+        counter = counter + 1
+        return b * c, a.relu()
+
+
+    def inputs(device, call=0):
+        x = torch.linspace(-1.0, 1.0, 6, device=device).reshape(2, 3)
+        y = torch.ones(4, device=device)
+        return (x, y)
+    """)
+
+
+def test_reducer_reaches_small_program_for_a_pure_predicate():
+    def still_fails(source: str) -> bool:
+        return "counter = counter + 1" in source and "def inputs" in source
+
+    reduced, stats = reduce_source(EFFECT_PROGRAM, still_fails)
+    assert still_fails(reduced)
+    assert program_lines(reduced) < program_lines(EFFECT_PROGRAM) // 2
+    assert "helper" not in reduced and "history" not in reduced
+    assert stats.accepted > 0 and not stats.timed_out
+
+
+def test_reducer_never_accepts_an_edit_the_predicate_rejects():
+    seen = []
+
+    def still_fails(source: str) -> bool:
+        seen.append(source)
+        return "torch.sin(x)" in source and "y.sum()" in source
+
+    reduced, _ = reduce_source(EFFECT_PROGRAM, still_fails)
+    assert "torch.sin(x)" in reduced and "y.sum()" in reduced
+    compile(reduced, "<reduced>", "exec")
+
+
+def test_minimize_keeps_the_effects_signature_and_shrinks():
+    spec = CompileSpec(compiler="drop-effect")
+    case = Case(source=EFFECT_PROGRAM)
+    before = judge(case, make_compiler(spec), spec).findings
+    effects = [f for f in before if f.oracle == "effects"]
+    assert effects
+    m = minimize(case, spec, budget=30, signature=effects[0].signature)
+    assert m.finding.signature == effects[0].signature
+    assert m.lines < program_lines(EFFECT_PROGRAM)
+    again = judge(m.case, make_compiler(spec), spec)
+    assert effects[0].signature in {f.signature for f in again.findings}
+
+
+def test_stage1_shrinks_a_drawn_case_toward_the_same_signature():
+    spec = CompileSpec(compiler="perturb-output")
+    compiler = make_compiler(spec)
+    case = next(c for c in (draw_case(s, ("basic",)) for s in range(40))
+                if program_lines(c.source) > 10 and judge(c, compiler, spec).findings)
+    finding = judge(case, compiler, spec).findings[0]
+    j = Judge(compiler, spec, Target(finding.signature, True))
+    import time
+
+    shrunk = shrink_choices(case, j, time.monotonic() + 6)
+    assert shrunk is not None
+    assert len(shrunk.choices) <= len(case.choices)
+    assert j.finding(shrunk) is not None
+
+
+def _entry(program: str, eager: str | None, oracle: str) -> str:
+    meta = {"oracle": oracle, "kind": "test", "signature": None, "title": "t", "tags": [],
+            "torch": torch_version(), "backend": "eager", "device": "cpu", "fullgraph": False, "compiler": "torch",
+            "entry": "f", "seed": None, "families": [], "status": "open", "upstream": None}
+    return render_entry(meta, program, eager)
+
+
+def _run_script(text: str, capsys) -> tuple[int, str]:
+    """Run a rendered script's checker in this process (as `python FILE.py` would, minus the interpreter)."""
+    ns: dict = {"__name__": "repro_under_test"}
+    exec(compile(text, "<script>", "exec"), ns)
+    rc = ns["main"]()
+    return rc, capsys.readouterr().out
+
+
+def test_compact_checker_exits_1_on_divergence_and_0_on_agreement(capsys):
+    program = "import torch\nlog = []\ndef f(x):\n    log.append(1)\n    return x + 1\n" \
+              "def inputs(device, call=0):\n    return (torch.ones(2),)\n"
+    eager_values = program.replace("x + 1", "x + 2")
+    eager_effect = program.replace("log.append(1)", "log.append(2)")
+    cases = [(eager_values, "outputs", 1, "values"), (eager_effect, "effects", 1, "globals"),
+             (eager_effect, "outputs", 0, "no divergence"), (None, "all", 0, "no divergence")]
+    for eager, oracle, rc, text in cases:
+        got, out = _run_script(_entry(program, eager, oracle), capsys)
+        assert got == rc, (oracle, out)
+        assert text in out
+        assert "torch " in out  # the torch version line a bug report needs
+
+
+@pytest.mark.slow
+def test_rendered_script_runs_standalone(tmp_path):
+    path = tmp_path / "entry.py"
+    program = "import torch\ndef f(x):\n    return x * 2\ndef inputs(device, call=0):\n    return (torch.ones(2),)\n"
+    path.write_text(_entry(program, program.replace("x * 2", "x * 3"), "outputs"))
+    p = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 1 and "values" in p.stdout, p.stdout + p.stderr
+
+
+def test_cli_minimize_hand_written_script(tmp_path, capsys):
+    src = tmp_path / "repro.py"
+    src.write_text(EFFECT_PROGRAM)
+    out = tmp_path / "min.py"
+    assert main(["minimize", str(src), "--compiler", "perturb-output", "--budget", "30s", "--out", str(out)]) == 0
+    saved = read_program(out)
+    assert saved.meta["oracle"] == "outputs" and saved.meta["compiler"] == "perturb-output"
+    assert program_lines(saved.case.source) < program_lines(EFFECT_PROGRAM)
+    assert "DYNFUZZ" in capsys.readouterr().out
+    spec = CompileSpec(compiler="perturb-output")
+    assert saved.meta["signature"] in {f.signature for f in judge(saved.case, make_compiler(spec), spec).findings}
+
+
+def test_cli_minimize_usage_errors(tmp_path):
+    assert main(["minimize", str(tmp_path / "missing.py")]) == 2
+    clean = tmp_path / "clean.py"
+    clean.write_text(EFFECT_PROGRAM)
+    assert main(["minimize", str(clean), "--compiler", "identity", "--budget", "5s"]) == 2
+    assert main(["minimize", str(clean), "--budget", "-1s"]) == 2
+    assert not Path(tmp_path / "clean.min.py").exists()
