@@ -35,6 +35,7 @@ class CampaignConfig:
     case_timeout: float = 300.0
     known: KnownIssues = field(default_factory=KnownIssues)
     progress: bool | None = None  # None: live display only on a terminal
+    database: Path | None = None  # Hypothesis example database: findings' choices saved, replayed first
 
 
 @dataclass
@@ -62,9 +63,20 @@ class Campaign:
         self.hangs = 0
         self.torch_seconds = 0.0
         self.timing_sums: Counter[str] = Counter()
+        self.reference: Counter[str] = Counter()
+        self.unsupported_constructs: Counter[str] = Counter()
         self.seconds = 0.0
         self.startup_seconds = 0.0
         self.next_index = 0
+        self.prefetched: Case | None = None
+        self.replayed = 0
+        self.findings_db = None
+        self.to_replay: list[Case] = []
+        if config.database is not None:
+            from .exampledb import FindingsDB
+
+            self.findings_db = FindingsDB.at(config.database, config.families)
+            self.to_replay = self.findings_db.replay_cases()
 
     # ---- the loop ----
     def run(self) -> dict[str, Any]:
@@ -89,7 +101,8 @@ class Campaign:
             with reporter:
                 while True:
                     now = time.monotonic()
-                    out_of_cases = cfg.max_cases is not None and self.next_index >= cfg.max_cases
+                    out_of_cases = (cfg.max_cases is not None and self.next_index >= cfg.max_cases
+                                    and self.prefetched is None)
                     if pool is None:
                         if now >= deadline or out_of_cases:
                             break
@@ -97,13 +110,15 @@ class Campaign:
                     else:
                         if not (now >= deadline or out_of_cases):
                             for slot in pool.idle():
-                                if cfg.max_cases is not None and self.next_index >= cfg.max_cases:
+                                case = self._take_prefetched()
+                                if case is None:
                                     break
-                                case = self._next_case()
                                 self._write_inflight(slot.index, case)
                                 pool.submit(slot, case, {"slot": slot.index})
                         if not pool.busy():
                             break
+                        if self.prefetched is None and time.monotonic() < deadline:
+                            self.prefetched = self._next_case()  # overlaps generation with the workers
                         for case, info, status, payload in pool.collect(max_wait=0.5):
                             self._finish(case, status, payload)
                             (self.inflight_dir / f"w{info['slot']}.py").unlink(missing_ok=True)
@@ -120,7 +135,22 @@ class Campaign:
         reporter.final(summary, self.unique_rows())
         return summary
 
-    def _next_case(self) -> Case:
+    def _take_prefetched(self) -> Case | None:
+        """The drawn-ahead case, or a fresh one; None once `--cases` is exhausted."""
+        case, self.prefetched = self.prefetched, None
+        if case is not None:
+            return case
+        if self.config.max_cases is not None and self.next_index >= self.config.max_cases:
+            return None
+        return self._next_case()
+
+    def _next_case(self) -> Case | None:
+        if self.config.max_cases is not None and self.next_index >= self.config.max_cases:
+            return None
+        if self.to_replay:
+            self.next_index += 1
+            self.replayed += 1
+            return self.to_replay.pop(0)
         seed = case_seed(self.config.seed, self.next_index)
         self.next_index += 1
         t = time.perf_counter()
@@ -151,6 +181,11 @@ class Campaign:
                 self.timing_sums[k] += v
             if not result.eager_ok:
                 self.eager_errors += 1
+            status = result.reference.get("status")
+            if status and status != "off":
+                self.reference[status] += 1
+                if status != "traced":
+                    self.unsupported_constructs[str(result.reference.get("construct"))] += 1
             for f in result.findings:
                 self.record(case, f)
             return
@@ -179,6 +214,8 @@ class Campaign:
             return
         path = write_finding(self.findings_dir, case, f, self.config.spec)
         self.unique[f.signature] = Unique(f, path, case.seed)
+        if self.findings_db is not None:
+            self.findings_db.save(case)
 
     def status(self) -> dict[str, Any]:
         return {"cases": self.cases, "seconds": self.seconds, "findings": self.findings, "unique": len(self.unique)}
@@ -206,6 +243,7 @@ class Campaign:
             "seconds": round(self.seconds, 3),
             "startup_seconds": round(self.startup_seconds, 3),
             "cases": self.cases,
+            "replayed_from_database": self.replayed,
             "cases_per_second": round(self.cases / seconds, 3),
             "findings": self.findings,
             "unique": len(self.unique),
@@ -221,6 +259,8 @@ class Campaign:
             "torch_seconds": round(self.torch_seconds, 3),
             "overhead_fraction": round(1 - self.torch_seconds / (seconds * workers), 4),
             "mean_timings": {k: round(v / n, 5) for k, v in sorted(self.timing_sums.items())},
+            "reference": {"enabled": cfg.spec.reference, "guards": cfg.spec.guards, **dict(self.reference),
+                          "unsupported_constructs": dict(self.unsupported_constructs)},
             "unique_findings": [
                 {"signature": u.finding.signature, "oracle": u.finding.oracle, "kind": u.finding.kind,
                  "severity": u.finding.severity, "message": u.finding.message, "count": u.count,

@@ -8,7 +8,6 @@ from .judge import judge
 from .repro import read_program
 
 
-
 def check(path: Path, args, make_spec) -> int:
     """Print the findings for one program; exit code 1 if there are any, 0 if none."""
     from .cli import COMPILE_DEFAULTS

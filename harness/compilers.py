@@ -8,8 +8,9 @@ compilers that prove the oracles catch what they claim to catch.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 BACKENDS = ("eager", "aot_eager", "inductor")
 DEVICES = ("cpu", "cuda")
@@ -17,13 +18,16 @@ DEVICES = ("cpu", "cuda")
 
 @dataclass(frozen=True)
 class CompileSpec:
-    """How to compile: which compiler (`torch` or a double's name), backend, device, fullgraph, dynamic."""
+    """How to compile (compiler `torch` or a double's name, backend, device, fullgraph, dynamic), and which
+    costlier optional checks run per case: the reference trace, and guard perturbations (which need it)."""
 
     compiler: str = "torch"
     backend: str = "eager"
     device: str = "cpu"
     fullgraph: bool = False
     dynamic: bool | None = None
+    reference: bool = False
+    guards: bool = False
 
     def describe(self) -> str:
         parts = [f"backend={self.backend}", f"device={self.device}", f"fullgraph={self.fullgraph}"]

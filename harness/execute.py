@@ -13,14 +13,16 @@ import builtins
 import itertools
 import linecache
 import os
+import sys
 import time
 import traceback
 import warnings
+from collections.abc import Callable
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 from oracles.model import CallRecord, ExcInfo, Observation
-from oracles.snapshot import take
+from oracles.snapshot import take, take_tracked
 
 from .compilers import Compiler
 
@@ -34,9 +36,26 @@ def load_program(source: str, tag: str) -> tuple[dict[str, Any], str]:
     filename = f"<dynfuzz-{os.getpid()}-{next(_serial)}-{tag}>"
     code = compile(source, filename, "exec")
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    ns: dict[str, Any] = {"__name__": PROGRAM_MODULE, "__builtins__": builtins}
+    module = ModuleType(PROGRAM_MODULE)
+    # Importable by name: Dynamo imports a function's module to reach its globals (eager-mode torch.cond).
+    sys.modules[PROGRAM_MODULE] = module
+    _forget_program_imports()
+    ns: dict[str, Any] = module.__dict__
+    ns["__builtins__"] = builtins
     exec(code, ns)
     return ns, filename
+
+
+def _forget_program_imports() -> None:
+    """Dynamo caches imported modules by name (a functools.cache, and `__import_<name>` globals it installs
+    in the traced frame's module, torch's own cond module for eager-mode torch.cond); a new program under
+    the same module name must not be reached through the previous one."""
+    convert = sys.modules.get("torch._dynamo.symbolic_convert")
+    if convert is not None and hasattr(getattr(convert, "_import_module", None), "cache_clear"):
+        convert._import_module.cache_clear()
+    cond_module = sys.modules.get("torch._higher_order_ops.cond")
+    if cond_module is not None:
+        vars(cond_module).pop(f"__import_{PROGRAM_MODULE}", None)
 
 
 def program_state(ns: dict[str, Any]) -> dict[str, Any]:
@@ -81,7 +100,9 @@ def observe(source: str, entry: str, device: str, compiler: Compiler | None, mod
 
 def _run_plan(ns, entry, device, compiler, obs, keep_live) -> None:
     fn = ns[entry]
-    target: Callable = compiler.compile(fn, dict(ns.get("COMPILE_OPTIONS", {}))) if compiler else fn
+    options = dict(ns.get("COMPILE_OPTIONS", {}))
+    obs.extra["compile_options"] = options
+    target: Callable = compiler.compile(fn, options) if compiler else fn
     calls = int(ns.get("CALLS", 2))
     for i in range(calls):
         between_value, between_error = None, None
@@ -91,7 +112,7 @@ def _run_plan(ns, entry, device, compiler, obs, keep_live) -> None:
             except Exception as e:
                 between_error = exc_info(e)
         args = ns["inputs"](device, i)
-        before = take({"args": args, "state": program_state(ns)})
+        before, known = take_tracked({"args": args, "state": program_state(ns)})
         error, out = None, None
         start = time.perf_counter()
         with warnings.catch_warnings():
@@ -105,7 +126,8 @@ def _run_plan(ns, entry, device, compiler, obs, keep_live) -> None:
         obs.torch_seconds += seconds
         if i == 0:
             obs.first_call_seconds = seconds
-        state = take({"args": args, "out": out, "state": program_state(ns), "between": between_value})
+        state = take({"args": args, "out": out, "state": program_state(ns), "between": between_value},
+                     known_tensors=known)
         obs.calls.append(CallRecord(i, error, state, before, out if keep_live else None,
                                     args if keep_live else None, between_error, seconds,
                                     compiler.frames() if compiler else 0, backward_error))
@@ -113,16 +135,25 @@ def _run_plan(ns, entry, device, compiler, obs, keep_live) -> None:
         obs.graph_breaks = compiler.graph_breaks()
 
 
-def grad_outputs(out: Any) -> list:
-    """The output tensors that carry autograd history, in a stable order."""
+def grad_outputs(out: Any, positions: list[int] | None = None) -> list:
+    """The output tensors that carry autograd history, in a stable order.
+
+    `positions`, when given, receives each one's index among all output tensors: a weight that does
+    not change when another output gains or loses `requires_grad` (torch.cond outputs require grad
+    whenever an operand does, a plain `if` only when the taken branch uses one).
+    """
     import torch
 
     found = []
+    seen = [0]
 
     def go(v):
         if isinstance(v, torch.Tensor):
+            seen[0] += 1
             if v.requires_grad and v.is_floating_point():
                 found.append(v)
+                if positions is not None:
+                    positions.append(seen[0])
         elif isinstance(v, (tuple, list)):
             for x in v:
                 go(x)
@@ -135,16 +166,18 @@ def grad_outputs(out: Any) -> list:
 
 
 def _backward(out: Any) -> ExcInfo | None:
-    """Backward from a fixed scalar function of the outputs: sum_k (k+1) * mean(out_k).
+    """Backward from a fixed scalar function of the outputs: sum_k (k+1) * mean(out_k), k the
+    position among all output tensors (those that do not require grad contribute nothing).
 
     Run in eager and compiled modes alike; leaf gradients land in `.grad` and so
     in the snapshot taken right after, where the gradient oracle compares them.
     """
-    tensors = grad_outputs(out)
+    positions: list[int] = []
+    tensors = grad_outputs(out, positions)
     if not tensors:
         return None
     try:
-        loss = sum((k + 1) * t.float().mean() for k, t in enumerate(tensors))
+        loss = sum(k * t.float().mean() for k, t in zip(positions, tensors))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             loss.backward()

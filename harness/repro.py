@@ -67,6 +67,7 @@ def metadata_for(case: Case, finding: Finding, spec: CompileSpec, **extra: Any) 
         "status": "open",
         "upstream": None,
         "reference": case.reference_note,
+        "intended_error": case.intended_error,
     }
     meta.update(extra)
     return meta
@@ -129,12 +130,13 @@ def read_program(path: Path) -> SavedProgram:
     entry = meta.get("entry") or assigned.get("ENTRY") or "f"
     program_tree = ast.parse(source) if "PROGRAM" in assigned else tree
     defined = {n.name for n in program_tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
-    defined |= {t.id for n in program_tree.body if isinstance(n, ast.Assign) for t in n.targets
-                if isinstance(t, ast.Name)}
+    defined |= {name.id for n in program_tree.body if isinstance(n, ast.Assign) for t in n.targets
+                for name in ast.walk(t) if isinstance(name, ast.Name)}
     for required in (entry, "inputs"):
         if required not in defined:
             raise UsageError(f"{path}: no `{required}` defined (a program needs an entry function "
                              f"and `inputs(device, call=0)`; see README)")
     case = Case(source=source, entry=entry, tags=frozenset(meta.get("tags", ())), seed=meta.get("seed"),
-                families=tuple(meta.get("families", ())), eager_source=assigned.get("EAGER_PROGRAM"))
+                families=tuple(meta.get("families", ())), eager_source=assigned.get("EAGER_PROGRAM"),
+                intended_error=meta.get("intended_error"))
     return SavedProgram(case, meta, Path(path))

@@ -5,6 +5,7 @@ import json
 import statistics
 import time
 from collections import Counter
+from dataclasses import replace
 
 from generators import case_seed, draw_case
 
@@ -17,6 +18,12 @@ def intended(case, obs) -> bool:
     if obs.setup_error is not None:
         return False
     if not errors:
+        if case.intended_error is not None and case.eager_source:
+            # The plain-Python reference ran cleanly; the program itself (eager torch.cond runs Dynamo) must raise.
+            import torch
+
+            torch._dynamo.reset()  # eager torch.cond's compiled branches of earlier programs
+            return intended(replace(case, eager_source=None), observe(case.source, case.entry, "cpu", None, "eager"))
         return case.intended_error is None
     return case.intended_error is not None and all(e.type == case.intended_error for e in errors)
 
@@ -42,8 +49,9 @@ def sample(n: int, seed: int, families: tuple[str, ...], stats: bool, as_json: b
         if intended(case, obs):
             valid += 1
         elif len(invalid_examples) < 3:
-            err = obs.setup_error or next(c.error for c in obs.calls if c.error)
-            invalid_examples.append({"seed": case.seed, "error": f"{err.type}: {err.message}"})
+            err = obs.setup_error or next((c.error for c in obs.calls if c.error), None)
+            text = f"{err.type}: {err.message}" if err else f"did not raise {case.intended_error}"
+            invalid_examples.append({"seed": case.seed, "error": text})
     result = {
         "n": n,
         "valid_fraction": round(valid / n, 4) if n else 1.0,

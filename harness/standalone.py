@@ -7,7 +7,7 @@ import warnings
 import torch
 
 if "take" not in globals():  # running this template directly (tests) rather than inlined
-    from oracles.snapshot import diff, take
+    from oracles.snapshot import diff, take, take_tracked
 
 
 def run_mode(source, compiled):
@@ -27,6 +27,7 @@ def run_mode(source, compiled):
     for i in range(ns.get("CALLS", 2)):
         between = ns["between"](i) if i and "between" in ns else None
         args = ns["inputs"](meta["device"], i)
+        _, known = take_tracked({"args": args, "state": {k: ns[k] for k in state}})
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -34,7 +35,8 @@ def run_mode(source, compiled):
         except Exception as e:
             out, err = None, e
         state = {k: ns[k] for k in state}
-        results.append((err, take({"args": args, "out": out, "state": state, "between": between})))
+        results.append((err, take({"args": args, "out": out, "state": state, "between": between},
+                                  known_tensors=known)))
     return results
 
 

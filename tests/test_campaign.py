@@ -1,0 +1,65 @@
+"""Campaign behaviour users rely on: nothing lost on crashes and hangs, dedup, known issues, the example DB."""
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.campaign import Campaign, CampaignConfig
+from harness.compilers import CompileSpec
+from harness.known import KnownIssues
+from harness.repro import read_program
+
+
+def run(tmp_path: Path, compiler: str, cases: int, **kw) -> dict:
+    config = CampaignConfig(budget=120, out=tmp_path / "out", spec=CompileSpec(compiler=compiler),
+                            families=("basic",), max_cases=cases, progress=False, **kw)
+    return Campaign(config).run()
+
+
+@pytest.mark.slow
+def test_a_segfaulting_worker_becomes_a_crash_finding_and_the_campaign_goes_on(tmp_path):
+    summary = run(tmp_path, "segfault", 3, workers=1)
+    assert summary["cases"] == 3 and summary["crashes"] == 3
+    assert summary["unique"] == 1 and summary["by_kind"] == {"crash": 3}
+    saved = read_program(next((tmp_path / "out" / "findings").glob("*.py")))
+    assert saved.meta["oracle"] == "harness" and "def f(" in saved.case.source
+    assert not list((tmp_path / "out" / "inflight").glob("*.py"))
+
+
+@pytest.mark.slow
+def test_a_hanging_case_times_out_into_a_finding(tmp_path):
+    summary = run(tmp_path, "hang", 1, workers=1, case_timeout=3)
+    assert summary["hangs"] == 1 and summary["by_kind"] == {"hang": 1}
+
+
+def test_duplicates_are_counted_once_saved_and_summary_is_consistent(tmp_path):
+    summary = run(tmp_path, "crash", 6, workers=0)
+    assert summary["findings"] == 6 and summary["unique"] == 1
+    assert summary["unique_findings"][0]["count"] == 6
+    on_disk = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert on_disk["cases"] == 6 and on_disk["unique"] == 1
+
+
+def test_known_signatures_are_counted_but_not_saved(tmp_path):
+    first = run(tmp_path, "crash", 2, workers=0)
+    sig = first["unique_findings"][0]["signature"]
+    known = KnownIssues({sig: {"signature": sig, "upstream": "https://example.invalid/1"}})
+    second = run(tmp_path / "again", "crash", 2, workers=0, known=known)
+    assert second["known"] == 2 and second["unique"] == 0
+    assert not list((tmp_path / "again" / "out" / "findings").glob("*.py"))
+
+
+def test_findings_are_replayed_first_from_the_example_database(tmp_path):
+    db = tmp_path / "db"
+    first = run(tmp_path / "a", "perturb-output", 4, workers=0, database=db)
+    assert first["unique"] >= 1 and first["replayed_from_database"] == 0
+    second = run(tmp_path / "b", "perturb-output", first["unique"], workers=0, database=db, seed=12345)
+    assert second["replayed_from_database"] == first["unique"]
+    assert {u["signature"] for u in second["unique_findings"]} == {u["signature"] for u in first["unique_findings"]}
+
+
+def test_identity_compiler_reports_nothing_across_all_families(tmp_path):
+    config = CampaignConfig(budget=120, out=tmp_path / "out", spec=CompileSpec(compiler="identity"),
+                            max_cases=60, progress=False, workers=0)
+    summary = Campaign(config).run()
+    assert summary["cases"] == 60 and summary["findings"] == 0, summary["unique_findings"]

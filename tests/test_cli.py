@@ -1,0 +1,168 @@
+"""The command line end to end: campaigns, saved findings, `check`, and one-line errors on bad input."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from generators.case import Case
+from harness.compilers import CompileSpec, make_compiler
+from harness.judge import judge
+from harness.repro import read_program, write_finding
+
+ROOT = Path(__file__).resolve().parent.parent
+SUMMARY_FIELDS = {"torch", "backend", "device", "seconds", "cases", "cases_per_second", "findings", "unique",
+                  "by_oracle", "features", "torch_seconds", "overhead_fraction"}
+
+
+def dynfuzz(*args, timeout=300):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT, env=env)
+
+
+@pytest.mark.slow
+def test_short_campaign_writes_a_valid_summary(tmp_path):
+    r = dynfuzz("fuzz", "--budget", "20s", "--seed", "3", "--family", "basic", "--out", str(tmp_path),
+                "--no-progress")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert SUMMARY_FIELDS <= summary.keys()
+    assert summary["cases"] > 0 and summary["backend"] == "eager" and summary["device"] == "cpu"
+    assert 0 <= summary["overhead_fraction"] <= 1
+    assert summary["features"] and all(isinstance(v, int) for v in summary["features"].values())
+    assert summary["unique"] == len(list((tmp_path / "findings").glob("*.py")))
+
+
+def test_broken_compiler_campaign_saves_findings_that_check_reproduces(tmp_path):
+    r = dynfuzz("fuzz", "--budget", "60s", "--cases", "6", "--compiler", "perturb-output", "--workers", "0",
+                "--family", "basic", "--out", str(tmp_path), "--no-progress")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    saved = sorted((tmp_path / "findings").glob("*.py"))
+    assert summary["unique"] == len(saved) >= 1
+    assert summary["by_oracle"].get("outputs", 0) >= 1
+    target = saved[0]
+    again = dynfuzz("check", str(target), "--compiler", "perturb-output")
+    assert again.returncode == 1
+    assert target.stem in again.stdout
+    clean = dynfuzz("check", str(target), "--compiler", "torch")
+    assert clean.returncode == 0, clean.stdout
+
+
+def test_saved_script_for_a_real_divergence_runs_standalone(tmp_path):
+    source = textwrap.dedent("""
+        import torch
+        def f(x):
+            print("side effect")
+            return x + 1
+        def inputs(device, call=0):
+            return (torch.ones(2, device=device),)
+    """)
+    case = Case(source=source)
+    spec = CompileSpec(fullgraph=True)
+    result = judge(case, make_compiler(spec), spec)
+    assert [f.kind for f in result.findings] == ["unsupported"]
+    path = write_finding(tmp_path, case, result.findings[0], spec)
+    text = path.read_text()
+    assert "import torch" in text and "from oracles" not in text and "import harness" not in text
+    run = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "DIVERGENCE" in run.stdout and "Unsupported" in run.stdout
+    assert read_program(path).meta["signature"] == result.findings[0].signature
+
+
+def test_saved_script_exits_zero_when_no_divergence(tmp_path):
+    case = Case(source=textwrap.dedent("""
+        import torch
+        def f(x):
+            return x.cos() + 1
+        def inputs(device, call=0):
+            return (torch.ones(2, device=device),)
+    """))
+    spec = CompileSpec(compiler="perturb-output")
+    result = judge(case, make_compiler(spec), spec)
+    path = write_finding(tmp_path, case, result.findings[0], spec)
+    run = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["fuzz", "--backend", "nope"], "unknown backend"),
+    (["fuzz", "--device", "tpu"], "unknown device"),
+    (["fuzz", "--budget", "-5s"], "negative"),
+    (["fuzz", "--budget", "ten minutes"], "malformed"),
+    (["fuzz", "--compiler", "nope"], "unknown compiler"),
+    (["fuzz", "--family", "nope", "--budget", "1s"], "unknown family"),
+    (["fuzz", "--out", "/proc/dynfuzz-cannot-write", "--budget", "1s"], "cannot write"),
+    (["sample", "-n", "-1"], "must not be negative"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, needle):
+    r = dynfuzz(*args)
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0] and "Traceback" not in r.stderr
+
+
+def test_cuda_without_cuda_is_a_usage_error():
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("CUDA is available here")
+    r = dynfuzz("fuzz", "--device", "cuda", "--budget", "1s")
+    assert r.returncode == 2 and "CUDA is not available" in r.stderr
+
+
+def test_check_on_unparsable_or_incomplete_file(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f(:\n")
+    r = dynfuzz("check", str(bad))
+    assert r.returncode == 2 and "does not parse" in r.stderr and "Traceback" not in r.stderr
+    incomplete = tmp_path / "noinputs.py"
+    incomplete.write_text("def f(x):\n    return x\n")
+    r = dynfuzz("check", str(incomplete))
+    assert r.returncode == 2 and "inputs" in r.stderr
+    r = dynfuzz("check", str(tmp_path / "missing.py"))
+    assert r.returncode == 2 and "cannot read" in r.stderr
+
+
+def test_check_hand_written_program(tmp_path):
+    prog = tmp_path / "prog.py"
+    prog.write_text(textwrap.dedent("""
+        import torch
+        def f(x):
+            return x * 2
+        def inputs(device, call=0):
+            return (torch.arange(3.0, device=device),)
+    """))
+    assert dynfuzz("check", str(prog)).returncode == 0
+    r = dynfuzz("check", str(prog), "--compiler", "perturb-output")
+    assert r.returncode == 1 and "outputs/miscompile" in r.stdout
+
+
+def test_budget_parsing():
+    from harness.budget import parse_duration
+
+    assert parse_duration("30s") == 30 and parse_duration("10m") == 600 and parse_duration("2h") == 7200
+    assert parse_duration("1h30m") == 5400 and parse_duration("45") == 45
+
+
+def test_entry_bound_by_tuple_assignment_from_a_factory_is_found(tmp_path):
+    prog = tmp_path / "factory.py"
+    prog.write_text(textwrap.dedent("""
+        import torch
+        def make():
+            k = 2
+            def f(x):
+                return x * k
+            def helper():
+                return k
+            return f, helper
+        f, helper = make()
+        def inputs(device, call=0):
+            return (torch.ones(2, device=device),)
+    """))
+    assert read_program(prog).case.entry == "f"

@@ -1,0 +1,192 @@
+"""The conds family (nested torch.cond, its plain-`if` eager reference, illegal programs) and the
+illegal-program oracle's three verdicts: clean refusal, internal crash, silent wrong result."""
+from __future__ import annotations
+
+import ast
+import functools
+
+import torch
+from hypothesis import HealthCheck, find, settings
+
+from generators import case_seed, draw_case, ir, programs
+from generators.conds import ILLEGAL, plain_if
+from generators.render import render, render_stmt
+from harness.compilers import CompileSpec
+from harness.doubles import DoubleCompiler
+from harness.execute import observe
+from harness.judge import judge
+from oracles.illegal import clean_refusal
+from oracles.model import ExcInfo
+
+CASES = [draw_case(case_seed(11, i), ("conds",)) for i in range(150)]
+
+
+def test_every_cond_program_carries_a_cond_free_eager_reference():
+    for case in CASES:
+        assert "torch.cond(" in case.source and case.eager_source, case.source
+        assert "torch.cond(" not in case.eager_source, case.eager_source
+        ast.parse(case.source)
+        ast.parse(case.eager_source)
+
+
+def test_plain_if_rewrites_nested_conds_inside_out():
+    inner = ir.call("torch.cond", ir.Const(True), ir.Name("t"), ir.Name("e"), ir.TupleExpr((ir.Name("a"),)))
+    outer = ir.Assign(ir.Name("r"), ir.call("torch.cond", ir.BinOp(ir.method(ir.Name("x"), "size", ir.Const(0)),
+                                                                    ">", ir.Const(2)),
+                                            ir.Lambda(("a",), inner), ir.Name("g"), ir.TupleExpr((ir.Name("x"),))))
+    assert render_stmt(plain_if(outer)) == \
+        "r = (lambda a: t(a) if bool(True) else e(a))(x) if bool(x.size(0) > 2) else g(x)"
+
+
+def test_the_family_covers_its_feature_tags():
+    seen = set().union(*(c.tags for c in CASES))
+    wanted = {"cond-depth-1", "cond-depth-2", "pred-tensor", "pred-size", "pred-const", "branch-inline",
+              "branch-function", "branch-lambda", "capture-tensor", "capture-size", "capture-unbacked",
+              "multi-operand", "multi-output", "requires-grad", "dynamic", "size-varying-calls"}
+    wanted |= {f"illegal-{k}" for k in ILLEGAL}
+    assert wanted <= seen, wanted - seen
+    for case in CASES:
+        assert (case.intended_error is not None) == any(t.startswith("illegal-") for t in case.tags)
+
+
+def test_eager_references_run_cleanly_and_stay_finite():
+    for case in CASES[:40]:
+        obs = observe(case.eager_source, case.entry, "cpu", None, "eager", keep_live=True)
+        assert obs.setup_error is None and all(c.error is None for c in obs.calls), case.eager_source
+        out = obs.calls[0].outputs
+        for t in out if isinstance(out, tuple) else (out,):
+            if isinstance(t, torch.Tensor) and t.is_floating_point():
+                assert torch.isfinite(t).all(), case.eager_source
+
+
+def test_illegal_programs_raise_what_they_were_built_to_raise():
+    kinds: dict[str, object] = {}
+    for case in CASES:
+        kind = next((t for t in case.tags if t.startswith("illegal-")), None)
+        if kind and kind not in kinds:
+            kinds[kind] = case
+    assert len(kinds) == len(ILLEGAL)
+    for case in kinds.values():
+        torch._dynamo.reset()
+        obs = observe(case.source, case.entry, "cpu", None, "eager")  # eager torch.cond runs Dynamo
+        assert [c.error.type for c in obs.calls if c.error][:1] == [case.intended_error], case.source
+
+
+def test_a_nested_cond_shrinks_small():
+    smallest = find(programs(("conds",)), lambda p: "cond-depth-2" in p.tags,
+                    settings=settings(database=None, max_examples=400, derandomize=True,
+                                      suppress_health_check=list(HealthCheck)))
+    lines = [line for line in render(smallest).splitlines() if line.strip()]
+    assert len(lines) <= 15, "\n".join(lines)
+
+
+# ---- the illegal-program oracle ------------------------------------------------------------------
+
+ILLEGAL_PROGRAM = """
+import torch
+LOG = []
+
+
+def f(x):
+    def log_and_sin(a):
+        LOG.append(a.sum())
+        return torch.sin(a)
+    return torch.cond(x.mean() > -0.0625, log_and_sin, lambda a: a - 1, (x,))
+
+
+def inputs(device, call=0):
+    return (torch.linspace(-1.0, 1.0, 4, device=device),)
+"""
+ILLEGAL_REFERENCE = ILLEGAL_PROGRAM.replace("torch.cond(x.mean() > -0.0625, log_and_sin, lambda a: a - 1, (x,))",
+                                            "log_and_sin(x) if bool(x.mean() > -0.0625) else (lambda a: a - 1)(x)")
+CASE_KW = {"eager_source": ILLEGAL_REFERENCE, "intended_error": "UncapturedHigherOrderOpError"}
+
+
+class _InternalCrash(DoubleCompiler):
+    def wrap(self, fn):
+        @functools.wraps(fn)
+        def run(*args):
+            raise torch._dynamo.exc.InternalTorchDynamoError("KeyError: 'proxy'")
+
+        return run
+
+
+def _kinds(result):
+    return sorted((f.oracle, f.kind) for f in result.findings)
+
+
+def test_a_clean_refusal_of_an_illegal_program_is_not_a_finding(judge_source):
+    result = judge_source(ILLEGAL_PROGRAM, **CASE_KW)
+    assert _kinds(result) == []
+    assert "exceptions" not in {f.oracle for f in result.findings}
+
+
+def test_an_internal_crash_on_an_illegal_program_is_a_crash():
+    from generators.case import Case
+
+    spec = CompileSpec(compiler="identity")
+    result = judge(Case(ILLEGAL_PROGRAM, **CASE_KW), _InternalCrash(spec), spec)
+    assert _kinds(result) == [("illegal", "crash")]
+    assert "InternalTorchDynamoError" in result.findings[0].message
+
+
+def _plain_cond(pred, true_fn, false_fn, operands):
+    return true_fn(*operands) if bool(pred) else false_fn(*operands)
+
+
+class _AcceptsIllegal(DoubleCompiler):
+    """Runs the program with torch.cond as a plain `if` (accepting what Dynamo refuses), then `after(out, fn)`."""
+
+    def __init__(self, spec, after=lambda out, fn: out):
+        super().__init__(spec)
+        self.after = after
+
+    def wrap(self, fn):
+        @functools.wraps(fn)
+        def run(*args):
+            real, torch.cond = torch.cond, _plain_cond
+            try:
+                return self.after(fn(*args), fn)
+            finally:
+                torch.cond = real
+
+        return run
+
+
+def _judge_accepting(after=lambda out, fn: out):
+    from generators.case import Case
+
+    spec = CompileSpec(compiler="identity")
+    return judge(Case(ILLEGAL_PROGRAM, **CASE_KW), _AcceptsIllegal(spec, after), spec)
+
+
+def test_accepting_an_illegal_program_with_the_reference_result_is_not_a_finding():
+    assert _kinds(_judge_accepting()) == []
+
+
+def test_a_silently_wrong_result_on_an_illegal_program_is_a_miscompile():
+    result = _judge_accepting(lambda out, fn: out + 0.125)
+    assert _kinds(result) == [("illegal", "miscompile")]
+    assert result.findings[0].details[0].startswith("out")
+
+    def drop_log(out, fn):
+        fn.__globals__["LOG"].clear()
+        return out
+
+    result = _judge_accepting(drop_log)
+    assert _kinds(result) == [("illegal", "miscompile")]
+    assert any("LOG" in d for d in result.findings[0].details)
+    assert any("plain-Python" in d for d in result.findings[0].details)
+
+
+def test_which_torch_runtime_errors_count_as_documented_refusals():
+    def exc(type_, message, tb=""):
+        return ExcInfo(type_, "torch._dynamo.exc", message, traceback=tb)
+
+    assert clean_refusal(exc("UncapturedHigherOrderOpError", "This higher order operator doesn't work"))
+    assert clean_refusal(exc("TorchRuntimeError", "RuntimeError when making fake tensor call",
+                             "When merging two branches' output in torch.cond, expected same dtype"))
+    assert not clean_refusal(exc("TorchRuntimeError", "RuntimeError when making fake tensor call",
+                                 "cond(...): got AssertionError('can only be of (Tensor, int, SymInt)')"))
+    assert not clean_refusal(exc("InternalTorchDynamoError", "KeyError: 'proxy'"))
+    assert not clean_refusal(exc("AssertionError", ""))
