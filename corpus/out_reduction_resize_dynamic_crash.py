@@ -8,7 +8,7 @@ Run: python THIS_FILE.py  (exit 1 while the divergence is present, 0 once fixed)
 """
 DYNFUZZ = {'oracle': 'exceptions',
  'kind': 'spurious-exception',
- 'signature': 'be1175f5b01b',
+ 'signature': '43a63c902e60',
  'title': '[exceptions/spurious-exception] sum(..., out=) into a non-empty out under dynamic=True: '
           'TorchRuntimeError',
  'tags': ['out=', 'resize', 'dynamic'],

@@ -11,29 +11,28 @@ registers all three.
 """
 from __future__ import annotations
 
-from . import ir, tensor_ops
+from . import closures_callables, closures_preexisting, ir, tensor_ops  # noqa: F401  (the family's other fragments)
 from .choose import boolean, choose, integer
-from .closures_cells import KINDS, MUTABLE, Cell, init, mean_of, read, tanh, total, write
+from .closures_cells import (
+    FAMILY,
+    KINDS,
+    MUTABLE,
+    Cell,
+    init,
+    log_between_call,
+    mean_of,
+    new_cell,
+    operand,
+    read,
+    store_escaped,
+    tanh,
+    total,
+    with_nonlocal,
+    write,
+)
 from .fragments import fragment
 
-FAMILY = "closures"
 GRAPH_BREAK = ir.ExprStmt(ir.call("torch._dynamo.graph_break"))
-
-
-def operand(draw, b) -> tuple[ir.Expr, tuple[int, ...]]:
-    """A visible tensor to feed a closure with (squashed so its magnitude is bounded), and its shape."""
-    var = choose(draw, b.scope.visible_tensors())
-    expr, _ = tensor_ops.squash(var)
-    return expr, var.shape
-
-
-def with_nonlocal(names: list[str], body: list[ir.Stmt]) -> tuple[ir.Stmt, ...]:
-    unique = tuple(dict.fromkeys(names))
-    return ((ir.Nonlocal(unique),) if unique else ()) + tuple(body)
-
-
-def new_cell(draw, b, prefix: str = "c", only: tuple[str, ...] = KINDS) -> Cell:
-    return Cell(b.fresh(prefix), choose(draw, only))
 
 
 @fragment(FAMILY, "nested-closure", "nonlocal-write", weight=2)
@@ -228,37 +227,3 @@ def escaping_closure(draw, b) -> None:
     if boolean(draw):
         b.returns.append(ir.Name(esc))
     log_between_call(b, access, ir.Const(0.25))
-
-
-def store_escaped(draw, b, fn: ir.Expr) -> ir.Expr:
-    """Store `fn` from the entry into module state; returns the expression `between` reaches it by."""
-    where = choose(draw, ("global", "list", "dict", "attr"))
-    g = b.fresh("ESC")
-    if where == "global":
-        b.add_global(g, ir.Const(None))
-        b.declare("global", g)
-        b.emit(ir.Assign(ir.Name(g), fn))
-        return ir.Name(g)
-    if where == "list":
-        b.add_global(g, ir.ListExpr(()))
-        b.emit(ir.ExprStmt(ir.method(ir.Name(g), "append", fn)))
-        return ir.Sub(ir.Name(g), ir.Const(-1))
-    if where == "dict":
-        b.add_global(g, ir.DictExpr(()))
-        b.emit(ir.Assign(ir.Sub(ir.Name(g), ir.Const("fn")), fn))
-        return ir.Sub(ir.Name(g), ir.Const("fn"))
-    box = b.fresh("Box")
-    b.add_helper(ir.ClassDef(box, (), ()))
-    b.add_global(g, ir.call(ir.Name(box)))
-    b.emit(ir.Assign(ir.Attr(ir.Name(g), "fn"), fn))
-    return ir.Attr(ir.Name(g), "fn")
-
-
-def log_between_call(b, fn: ir.Expr, *args: ir.Expr) -> None:
-    """In `between`, call `fn(*args)` and append the result to a module-level log the snapshot compares."""
-    log = b.fresh("LOG")
-    b.add_global(log, ir.ListExpr(()))
-    b.between.append(ir.ExprStmt(ir.method(ir.Name(log), "append", ir.Call(fn, tuple(args)))))
-
-
-from . import closures_callables, closures_preexisting  # noqa: E402,F401  (registers their fragments)

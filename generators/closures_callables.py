@@ -4,8 +4,20 @@ from __future__ import annotations
 
 from . import ir
 from .choose import boolean, choose, integer
-from .closures import FAMILY, new_cell, operand, with_nonlocal
-from .closures_cells import MUTABLE, Cell, init, mean_of, read, tanh, total, write
+from .closures_cells import (
+    FAMILY,
+    MUTABLE,
+    Cell,
+    init,
+    mean_of,
+    new_cell,
+    operand,
+    read,
+    tanh,
+    total,
+    with_nonlocal,
+    write,
+)
 from .fragments import fragment
 
 

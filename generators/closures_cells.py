@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TypeVar
 
-from . import ir
+from . import ir, tensor_ops
 from .choose import choose
 
 T = TypeVar("T")
@@ -108,3 +108,53 @@ def write(draw, cell: Cell, arg: ir.Expr, mode: str | None = None) -> tuple[list
 def mean_of(name: str) -> ir.Expr:
     """`name.mean()`: a scalar argument for writes inside a closure whose parameter is a tensor."""
     return ir.method(ir.Name(name), "mean")
+
+
+FAMILY = "closures"
+
+
+def operand(draw, b) -> tuple[ir.Expr, tuple[int, ...]]:
+    """A visible tensor to feed a closure with (squashed so its magnitude is bounded), and its shape."""
+    var = choose(draw, b.scope.visible_tensors())
+    expr, _ = tensor_ops.squash(var)
+    return expr, var.shape
+
+
+def with_nonlocal(names: list[str], body: list[ir.Stmt]) -> tuple[ir.Stmt, ...]:
+    unique = tuple(dict.fromkeys(names))
+    return ((ir.Nonlocal(unique),) if unique else ()) + tuple(body)
+
+
+def new_cell(draw, b, prefix: str = "c", only: tuple[str, ...] = KINDS) -> Cell:
+    return Cell(b.fresh(prefix), choose(draw, only))
+
+
+def store_escaped(draw, b, fn: ir.Expr) -> ir.Expr:
+    """Store `fn` from the entry into module state; returns the expression `between` reaches it by."""
+    where = choose(draw, ("global", "list", "dict", "attr"))
+    g = b.fresh("ESC")
+    if where == "global":
+        b.add_global(g, ir.Const(None))
+        b.declare("global", g)
+        b.emit(ir.Assign(ir.Name(g), fn))
+        return ir.Name(g)
+    if where == "list":
+        b.add_global(g, ir.ListExpr(()))
+        b.emit(ir.ExprStmt(ir.method(ir.Name(g), "append", fn)))
+        return ir.Sub(ir.Name(g), ir.Const(-1))
+    if where == "dict":
+        b.add_global(g, ir.DictExpr(()))
+        b.emit(ir.Assign(ir.Sub(ir.Name(g), ir.Const("fn")), fn))
+        return ir.Sub(ir.Name(g), ir.Const("fn"))
+    box = b.fresh("Box")
+    b.add_helper(ir.ClassDef(box, (), ()))
+    b.add_global(g, ir.call(ir.Name(box)))
+    b.emit(ir.Assign(ir.Attr(ir.Name(g), "fn"), fn))
+    return ir.Attr(ir.Name(g), "fn")
+
+
+def log_between_call(b, fn: ir.Expr, *args: ir.Expr) -> None:
+    """In `between`, call `fn(*args)` and append the result to a module-level log the snapshot compares."""
+    log = b.fresh("LOG")
+    b.add_global(log, ir.ListExpr(()))
+    b.between.append(ir.ExprStmt(ir.method(ir.Name(log), "append", ir.Call(fn, tuple(args)))))

@@ -11,8 +11,21 @@ from dataclasses import dataclass, field
 from . import ir
 from .builder import ENTRY_SLOT, Builder
 from .choose import boolean, choose, integer
-from .closures import FAMILY, log_between_call, new_cell, operand, store_escaped, with_nonlocal
-from .closures_cells import Cell, init, mean_of, read, tanh, total, write
+from .closures_cells import (
+    FAMILY,
+    Cell,
+    init,
+    log_between_call,
+    mean_of,
+    new_cell,
+    operand,
+    read,
+    store_escaped,
+    tanh,
+    total,
+    with_nonlocal,
+    write,
+)
 from .fragments import fragment
 
 

@@ -19,6 +19,7 @@ from oracles import Finding, finding
 
 from .compilers import CompileSpec, make_compiler
 from .known import KnownIssues
+from .plot import write_progress_svg
 from .progress import Reporter
 from .repro import torch_version, write_finding
 
@@ -70,6 +71,7 @@ class Campaign:
         self.next_index = 0
         self.prefetched: Case | None = None
         self.replayed = 0
+        self.samples: list[tuple[float, int, int]] = []  # (seconds, cases, unique) for the progress chart
         self.findings_db = None
         self.to_replay: list[Case] = []
         if config.database is not None:
@@ -123,6 +125,7 @@ class Campaign:
                             self._finish(case, status, payload)
                             (self.inflight_dir / f"w{info['slot']}.py").unlink(missing_ok=True)
                     self.seconds = time.monotonic() - start
+                    self._sample()
                     reporter.update(self.status())
                     if time.monotonic() - last_summary > 10:
                         self.write_summary()
@@ -131,9 +134,20 @@ class Campaign:
             if pool is not None:
                 pool.close()
         self.seconds = time.monotonic() - start
+        self._sample(force=True)
         summary = self.write_summary()
+        write_progress_svg(cfg.out / "progress.svg", self.samples,
+                           f"dynfuzz {cfg.spec.describe()}: {self.cases} cases, {len(self.unique)} unique findings")
         reporter.final(summary, self.unique_rows())
         return summary
+
+    def _sample(self, force: bool = False) -> None:
+        """Record a point for the progress chart when the counts moved (at most ~500 points a run)."""
+        point = (round(self.seconds, 2), self.cases, len(self.unique))
+        last = self.samples[-1] if self.samples else None
+        spaced = last is None or point[0] - last[0] >= self.config.budget / 500
+        if force or (last is None or point[1:] != last[1:]) and spaced:
+            self.samples.append(point)
 
     def _take_prefetched(self) -> Case | None:
         """The drawn-ahead case, or a fresh one; None once `--cases` is exhausted."""

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from .budget import parse_duration
-from .compilers import BACKENDS, DEVICES, CompileSpec
+from .compilers import BACKENDS, COMPILE_DEFAULTS, DEVICES, CompileSpec
 from .errors import UsageError
 
 
@@ -57,9 +57,6 @@ def _out_dir(path: str) -> Path:
     except OSError as e:
         raise UsageError(f"cannot write to --out {path}: {e.strerror or e}") from None
     return out
-
-
-COMPILE_DEFAULTS = {"backend": "eager", "device": "cpu", "fullgraph": False, "compiler": "torch"}
 
 
 def _add_compile_flags(p: argparse.ArgumentParser, defaults: bool = True) -> None:
@@ -110,7 +107,7 @@ def cmd_sample(args) -> int:
 def cmd_check(args) -> int:
     from .check import check
 
-    return check(Path(args.file), args, _spec)
+    return check(Path(args.file), lambda meta: _fill_spec_from(args, meta))
 
 
 def _fill_spec_from(args, meta: dict) -> CompileSpec:

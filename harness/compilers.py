@@ -9,55 +9,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
+
+from .compiler_base import COMPILE_DEFAULTS, Compiler, CompileSpec
+
+__all__ = ["BACKENDS", "COMPILE_DEFAULTS", "DEVICES", "CompileSpec", "Compiler", "TorchCompiler", "compiler_names",
+           "make_compiler", "quiet_torch_logs"]
 
 BACKENDS = ("eager", "aot_eager", "inductor")
 DEVICES = ("cpu", "cuda")
-
-
-@dataclass(frozen=True)
-class CompileSpec:
-    """How to compile (compiler `torch` or a double's name, backend, device, fullgraph, dynamic), and which
-    costlier optional checks run per case: the reference trace, and guard perturbations (which need it)."""
-
-    compiler: str = "torch"
-    backend: str = "eager"
-    device: str = "cpu"
-    fullgraph: bool = False
-    dynamic: bool | None = None
-    reference: bool = False
-    guards: bool = False
-
-    def describe(self) -> str:
-        parts = [f"backend={self.backend}", f"device={self.device}", f"fullgraph={self.fullgraph}"]
-        if self.dynamic is not None:
-            parts.append(f"dynamic={self.dynamic}")
-        if self.compiler != "torch":
-            parts.insert(0, f"compiler={self.compiler}")
-        return " ".join(parts)
-
-
-class Compiler:
-    """Base class: per-case `reset()`, `compile(fn, options)`, and counters read after the calls."""
-
-    name = "base"
-
-    def __init__(self, spec: CompileSpec) -> None:
-        self.spec = spec
-
-    def reset(self) -> None:
-        """Forget everything compiled for the previous case."""
-
-    def compile(self, fn: Callable, options: dict[str, Any]) -> Callable:
-        raise NotImplementedError
-
-    def frames(self) -> int:
-        """Frames compiled since the last reset (a recompile adds one)."""
-        return 0
-
-    def graph_breaks(self) -> int:
-        return 0
 
 
 class TorchCompiler(Compiler):

@@ -79,7 +79,7 @@ def exc_info(e: BaseException) -> ExcInfo:
     message = str(e).strip().splitlines()[0][:500] if str(e).strip() else ""
     tb = "".join(traceback.format_exception(type(e), e, e.__traceback__, limit=-8))[-4000:]
     return ExcInfo(type(e).__qualname__, type(e).__module__, message, tuple(causes),
-                   getattr(e, "gb_type", None), torch_frame, tb)
+                   getattr(e, "gb_type", None), torch_frame, tb, str(e)[:2000])
 
 
 def observe(source: str, entry: str, device: str, compiler: Compiler | None, mode: str,

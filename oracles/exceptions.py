@@ -17,7 +17,20 @@ from .registry import oracle
 REFUSALS = {"Unsupported", "UncapturedHigherOrderOpError", "UserError", "ConstraintViolationError",
             "FailOnRecompileLimitHit", "RecompileError"}
 CRASHES = {"InternalTorchDynamoError", "BackendCompilerFailed", "InductorError", "LoweringException"}
-_INNER = re.compile(r"got (\w+)\(")
+_INNER = re.compile(r"got (\w+)\((.*)\)\s*$", re.M)
+
+
+def inner_error(err: ExcInfo) -> tuple[str, str] | None:
+    """`(type, message)` of the error a `TorchRuntimeError` wraps ("...: got TypeError('...')"), if named."""
+    m = _INNER.search(err.detail or err.message)
+    return (m.group(1), m.group(2).strip("'\"")) if m else None
+
+
+def key(err: ExcInfo) -> str:
+    """What identifies one failure: its type, Dynamo's graph-break type, and the wrapped error's message."""
+    inner = inner_error(err)
+    return " ".join(part for part in (err.type, err.gb_type or "", f"{inner[0]}: {inner[1]}" if inner else err.message)
+                    if part)
 
 
 def category(err: ExcInfo) -> str:
@@ -37,8 +50,8 @@ def category(err: ExcInfo) -> str:
 def user_type(err: ExcInfo) -> str:
     """The Python exception type the user would see, with Dynamo's wrappers taken off."""
     if err.type == "TorchRuntimeError":
-        m = _INNER.search(err.message)
-        return m.group(1) if m else "RuntimeError"
+        inner = inner_error(err)
+        return inner[0] if inner else "RuntimeError"
     for cause in err.causes:
         if cause.startswith("Observed") and cause.endswith("Error") and cause != "ObservedException":
             inner = cause[len("Observed"):]
@@ -74,7 +87,7 @@ def exceptions(case, obs: Observations, trace=None) -> list[Finding]:
         elif not _same_failure(e, c, obs.fullgraph):
             found.append(finding("exceptions", "exception-mismatch",
                                  f"call {i}: eager raised {e.type}, compiled raised {c.type}",
-                                 f"{e.type} vs {c.type} {c.gb_type or ''}", severity="medium", call=i,
+                                 f"{e.type} vs {key(c)}", severity="medium", call=i,
                                  details=(f"eager: {e.type}: {e.message}", f"compiled: {c.type}: {c.message}"),
                                  torch_frame=c.torch_frame))
         if (e is None) != (c is None):
@@ -84,12 +97,14 @@ def exceptions(case, obs: Observations, trace=None) -> list[Finding]:
 
 def _compiled_only(c: ExcInfo, i: int, fullgraph: bool) -> Finding:
     cat = category(c)
-    detail = (f"compiled: {c.qualified}: {c.message}",) + ((f"gb_type: {c.gb_type}",) if c.gb_type else ())
+    inner = inner_error(c)
+    detail = (f"compiled: {c.qualified}: {c.message}",) + ((f"gb_type: {c.gb_type}",) if c.gb_type else ()) \
+        + ((f"wrapped error: {inner[0]}: {inner[1]}",) if inner else ())
     if cat == "refusal" and fullgraph:
         return finding("exceptions", "unsupported", f"call {i}: fullgraph compile refused: {c.gb_type or c.type}",
                        f"{c.type} {c.gb_type or c.message}", severity="info", call=i, details=detail)
     if cat in ("crash", "refusal"):
         return finding("exceptions", "crash", f"call {i}: compiler crashed with {c.type}",
-                       f"{c.type} {c.message}", call=i, details=detail, torch_frame=c.torch_frame)
+                       key(c), call=i, details=detail, torch_frame=c.torch_frame)
     return finding("exceptions", "spurious-exception", f"call {i}: compiled raised {c.type}, eager did not",
-                   f"{c.type} {c.message}", call=i, details=detail, torch_frame=c.torch_frame)
+                   key(c), call=i, details=detail, torch_frame=c.torch_frame)

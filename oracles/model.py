@@ -23,6 +23,7 @@ class ExcInfo:
     gb_type: str | None = None
     torch_frame: str | None = None  # innermost frame inside torch, "torch/_dynamo/x.py:fn"
     traceback: str = ""
+    detail: str = ""  # the whole message (first 2000 characters): wrapped errors name the inner one there
 
     @property
     def qualified(self) -> str:

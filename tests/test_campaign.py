@@ -63,3 +63,12 @@ def test_identity_compiler_reports_nothing_across_all_families(tmp_path):
                             max_cases=60, progress=False, workers=0)
     summary = Campaign(config).run()
     assert summary["cases"] == 60 and summary["findings"] == 0, summary["unique_findings"]
+
+
+def test_campaign_writes_a_progress_chart(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    run(tmp_path, "perturb-output", 5, workers=0)
+    svg = ET.parse(tmp_path / "out" / "progress.svg").getroot()
+    lines = [el for el in svg.iter() if el.tag.endswith("polyline")]
+    assert len(lines) == 2 and all(len(el.get("points").split()) >= 2 for el in lines)

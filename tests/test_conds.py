@@ -5,13 +5,14 @@ from __future__ import annotations
 import ast
 import functools
 
+import pytest
 import torch
 from hypothesis import HealthCheck, find, settings
 
 from generators import case_seed, draw_case, ir, programs
 from generators.conds import ILLEGAL, plain_if
 from generators.render import render, render_stmt
-from harness.compilers import CompileSpec
+from harness.compilers import CompileSpec, make_compiler
 from harness.doubles import DoubleCompiler
 from harness.execute import observe
 from harness.judge import judge
@@ -42,7 +43,8 @@ def test_the_family_covers_its_feature_tags():
     seen = set().union(*(c.tags for c in CASES))
     wanted = {"cond-depth-1", "cond-depth-2", "pred-tensor", "pred-size", "pred-const", "branch-inline",
               "branch-function", "branch-lambda", "capture-tensor", "capture-size", "capture-unbacked",
-              "multi-operand", "multi-output", "requires-grad", "dynamic", "size-varying-calls"}
+              "multi-operand", "multi-output", "requires-grad", "dynamic", "size-varying-calls",
+              "mark-dynamic", "mark-dynamic-late"}
     wanted |= {f"illegal-{k}" for k in ILLEGAL}
     assert wanted <= seen, wanted - seen
     for case in CASES:
@@ -190,3 +192,47 @@ def test_which_torch_runtime_errors_count_as_documented_refusals():
                                  "cond(...): got AssertionError('can only be of (Tensor, int, SymInt)')"))
     assert not clean_refusal(exc("InternalTorchDynamoError", "KeyError: 'proxy'"))
     assert not clean_refusal(exc("AssertionError", ""))
+
+
+# ---- sizes across the predicate's boundary with dim 0 marked dynamic ----------------------------
+
+MARKED = [c for c in CASES if {"mark-dynamic", "mark-dynamic-late"} & c.tags]
+
+
+def _marked_and_varying(case):
+    ns = {"__name__": "program"}
+    exec(compile(case.source, "<program>", "exec"), ns)
+    calls = [ns["inputs"]("cpu", i) for i in range(ns.get("CALLS", 2))]
+    marked = [{k for k, t in enumerate(args) if 0 in getattr(t, "_dynamo_dynamic_indices", ())} for args in calls]
+    varying = {k for k in range(len(calls[0])) if len({tuple(args[k].shape) for args in calls}) > 1}
+    return ns, marked, varying
+
+
+def test_mark_dynamic_marks_exactly_the_inputs_whose_size_varies():
+    assert any("mark-dynamic" in c.tags for c in MARKED) and any("mark-dynamic-late" in c.tags for c in MARKED)
+    for case in MARKED:
+        ns, marked, varying = _marked_and_varying(case)
+        assert varying and "dynamic" not in ns.get("COMPILE_OPTIONS", {}), case.source
+        first = varying if "mark-dynamic" in case.tags else set()
+        assert marked == [first] + [varying] * (len(marked) - 1), case.source
+
+
+@pytest.mark.slow
+def test_a_marked_input_crosses_the_size_cut_without_recompiling_or_diverging():
+    from torch._dynamo.testing import CompileCounter
+
+    legal = [c for c in MARKED if "mark-dynamic" in c.tags and c.intended_error is None
+             and "pred-size" in c.tags and "unbacked-float" not in c.tags]
+    assert legal
+    for case in legal[:2]:
+        ns, _, _ = _marked_and_varying(case)
+        torch._dynamo.reset()
+        counter = CompileCounter()
+        fn = torch.compile(ns["f"], backend=counter, **ns.get("COMPILE_OPTIONS", {}))
+        frames = []
+        for i in range(ns.get("CALLS", 2)):
+            fn(*ns["inputs"]("cpu", i))
+            frames.append(counter.frame_count)
+        assert frames == frames[:1] * len(frames), (frames, case.source)  # one graph serves every size
+        spec = CompileSpec(compiler="torch")
+        assert judge(case, make_compiler(spec), spec).findings == [], case.source

@@ -5,7 +5,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from ..compilers import Compiler
+from ..compiler_base import Compiler
 
 DOUBLES: dict[str, type[Compiler]] = {}
 

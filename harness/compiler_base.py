@@ -1,0 +1,56 @@
+"""What every compiler is: `CompileSpec` (how to compile) and the `Compiler` interface.
+
+Kept apart from `compilers.py` so the test doubles can subclass `Compiler` without
+importing the module that looks them up by name.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+COMPILE_DEFAULTS = {"backend": "eager", "device": "cpu", "fullgraph": False, "compiler": "torch"}
+
+
+@dataclass(frozen=True)
+class CompileSpec:
+    """How to compile (compiler `torch` or a double's name, backend, device, fullgraph, dynamic), and which
+    costlier optional checks run per case: the reference trace, and guard perturbations (which need it)."""
+
+    compiler: str = "torch"
+    backend: str = "eager"
+    device: str = "cpu"
+    fullgraph: bool = False
+    dynamic: bool | None = None
+    reference: bool = False
+    guards: bool = False
+
+    def describe(self) -> str:
+        parts = [f"backend={self.backend}", f"device={self.device}", f"fullgraph={self.fullgraph}"]
+        if self.dynamic is not None:
+            parts.append(f"dynamic={self.dynamic}")
+        if self.compiler != "torch":
+            parts.insert(0, f"compiler={self.compiler}")
+        return " ".join(parts)
+
+
+class Compiler:
+    """Base class: per-case `reset()`, `compile(fn, options)`, and counters read after the calls."""
+
+    name = "base"
+
+    def __init__(self, spec: CompileSpec) -> None:
+        self.spec = spec
+
+    def reset(self) -> None:
+        """Forget everything compiled for the previous case."""
+
+    def compile(self, fn: Callable, options: dict[str, Any]) -> Callable:
+        raise NotImplementedError
+
+    def frames(self) -> int:
+        """Frames compiled since the last reset (a recompile adds one)."""
+        return 0
+
+    def graph_breaks(self) -> int:
+        return 0
