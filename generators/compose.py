@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from . import ir
 from .builder import Builder, InputParam, place_entry
-from .choose import boolean, choose, integer
+from .choose import choose, integer
 from .fragments import REGISTRY, Fragment
 
 SHAPES = ((4,), (3, 4), (2, 3), (4, 4), (2,), (1, 4), (3,), (2, 2, 3))
@@ -49,7 +49,7 @@ def programs(draw, families: tuple[str, ...] = (), max_fragments: int = 4) -> ir
     # A "one more?" flag before each extra fragment (not a count drawn up front) lets the
     # shrinker delete any single fragment, so failing programs shrink to the construct that matters.
     extras = 0
-    while extras < max_fragments - 1 and boolean(draw):
+    while extras < max_fragments - 1 and integer(draw, 0, 3) != 0:  # go on with probability 3/4
         use(draw, b, choose(draw, table))
         extras += 1
     return finish(b)

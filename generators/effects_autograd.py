@@ -30,7 +30,7 @@ def _hook_fn(draw, b: Builder) -> tuple[ir.Expr, str]:
     return ir.Name(fn), "hook-record"
 
 
-@fragment(FAMILY, "hook", weight=2, nestable=False)
+@fragment(FAMILY, "hook", weight=3, nestable=False)
 def tensor_hook(draw, b: Builder) -> None:
     """`register_hook` on an input or an intermediate; the handle dropped, kept in a global, or removed."""
     g = grad_input(b)

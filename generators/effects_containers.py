@@ -145,6 +145,7 @@ IMMUTABLE_FROZENSET_OPS: list[Op] = [
     ("augassign-immutable", True, lambda c, v, k: [ir.AugAssign(c, "|", ir.SetExpr((v,)))]),
     ("augassign-immutable", True, lambda c, v, k: [ir.AugAssign(c, "-", ir.SetExpr((v,)))]),
     ("augassign-immutable", True, lambda c, v, k: [ir.AugAssign(c, "&", lit({1, 2, 3, 4}))]),
+    ("rebind", True, lambda c, v, k: [ir.Assign(c, ir.BinOp(c, "|", ir.SetExpr((v, ir.Const(1)))))]),
 ]
 
 OPS: dict[str, list[Op]] = {

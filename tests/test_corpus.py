@@ -100,7 +100,10 @@ def test_pytest_plugin_xfails_known_and_fails_xpass(tmp_path):
     _entry(tmp_path, "fine", status="passing")
     _entry(tmp_path, "was_known", status="known", signature="0123456789ab")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    p = subprocess.run([sys.executable, "-m", "pytest", str(tmp_path / "corpus"), "-p", "harness.pytest_plugin",
+    # `-p no:dynfuzz` first: where the package is installed its pytest11 entry point already loads the
+    # plugin under that name, and registering the same module twice is an error.
+    p = subprocess.run([sys.executable, "-m", "pytest", str(tmp_path / "corpus"), "-p", "no:dynfuzz",
+                        "-p", "harness.pytest_plugin",
                         "-q", "-rA", "-p", "no:cacheprovider", "-p", "no:randomly"],
                        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
     out = p.stdout
