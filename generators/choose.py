@@ -21,20 +21,27 @@ def _integers(lo: int, hi: int) -> st.SearchStrategy[int]:
     return st.integers(lo, hi)
 
 
-_BOOLEANS = st.booleans()
-
-
 def choose(draw, options: Sequence[T]) -> T:
     """One of `options` (a non-empty sequence), shrinking toward the first."""
     options = options if isinstance(options, (list, tuple)) else list(options)
     if len(options) == 1:
         return options[0]
-    return options[draw(_integers(0, len(options) - 1))]
+    return options[integer(draw, 0, len(options) - 1)]
 
 
 def integer(draw, lo: int, hi: int) -> int:
+    """An integer in [lo, hi], shrinking toward lo.
+
+    Inside `programs()` the `draw` is the bound `ConjectureData.draw`; its primitive `draw_integer` records
+    the same choice as `st.integers(lo, hi)` without the per-draw strategy machinery, which dominated
+    generation time. Elsewhere (or on a Hypothesis without it) the cached strategy is used.
+    """
+    data = getattr(draw, "__self__", None)
+    primitive = getattr(data, "draw_integer", None)
+    if primitive is not None:
+        return primitive(lo, hi)
     return draw(_integers(lo, hi))
 
 
 def boolean(draw) -> bool:
-    return draw(_BOOLEANS)
+    return integer(draw, 0, 1) == 1
