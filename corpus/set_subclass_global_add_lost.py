@@ -7,7 +7,7 @@ Run: python THIS_FILE.py  (exit 1 while the divergence is present, 0 once fixed)
 """
 DYNFUZZ = {'oracle': 'effects',
  'kind': 'effect-lost',
- 'signature': 'e039423c72a9',
+ 'signature': 'db6871c6eba5',
  'title': '[effects/effect-lost] global set subclass: add() inside torch.compile is lost',
  'tags': ['set-subclass', 'global', 'container-mutation'],
  'torch': '2.13.0+cpu',

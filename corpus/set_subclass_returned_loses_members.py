@@ -7,7 +7,7 @@ Run: python THIS_FILE.py  (exit 1 while the divergence is present, 0 once fixed)
 """
 DYNFUZZ = {'oracle': 'outputs',
  'kind': 'miscompile',
- 'signature': '90265560f974',
+ 'signature': '05229613a990',
  'title': '[outputs/miscompile] a set subclass built in the compiled frame is returned empty',
  'tags': ['set-subclass', 'sourceless-object'],
  'torch': '2.13.0+cpu',

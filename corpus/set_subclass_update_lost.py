@@ -8,7 +8,7 @@ Run: python THIS_FILE.py  (exit 1 while the divergence is present, 0 once fixed)
 """
 DYNFUZZ = {'oracle': 'effects',
  'kind': 'effect-lost',
- 'signature': '65ffcf02d5ee',
+ 'signature': '937334532bab',
  'title': '[effects/effect-lost] set subclass argument: update() inside torch.compile is lost',
  'tags': ['set-subclass', 'container-mutation', 'argument-mutation'],
  'torch': '2.13.0+cpu',

@@ -11,7 +11,7 @@ from .model import Finding, Observations, finding
 from .outputs import describe, diff_key
 from .registry import oracle
 from .sections import section
-from .snapshot import diff
+from .snapshot import Diffs, diff, without_grads
 
 STATE_ROOTS = ("args", "state", "between")
 
@@ -24,10 +24,11 @@ def effects(case, obs: Observations, trace=None) -> list[Finding]:
             break  # the exception oracle owns this call; the states are not comparable
         if getattr(case, "intended_error", None):
             break  # illegal-on-purpose programs are judged by the `illegal` oracle
-        diffs = []
+        diffs = Diffs()
         for root in STATE_ROOTS:
-            diffs += [d for d in diff(section(e_call.state, root), section(c_call.state, root), root, limit=200)
-                      if not d[0].endswith(".grad")][:20]  # gradients are the `grads` oracle's
+            found = without_grads(diff(section(e_call.state, root), section(c_call.state, root), root, limit=200))
+            diffs.extend(found)
+            diffs.kinds.update(found.kinds)
         if not diffs:
             continue
         i = e_call.index

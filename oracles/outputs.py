@@ -7,7 +7,7 @@ import re
 from .model import Finding, Observations, finding
 from .registry import oracle
 from .sections import section
-from .snapshot import diff
+from .snapshot import diff, without_grads
 
 _INDEX = re.compile(r"\[[^\]]*\]")
 
@@ -25,7 +25,9 @@ def diff_key(diffs, case=None, call: int = 0) -> str:
     A divergence that first shows on a re-call is a missing or stale guard; which call-plan
     perturbation preceded it (the case's `plan-*`/`probe-*` tags) tells such bugs apart.
     """
-    key = " ".join(sorted({f"{_INDEX.sub('[]', path)}:{aspect}" for path, aspect, _, _ in diffs}))
+    kinds = getattr(diffs, "kinds", {})
+    key = " ".join(sorted({f"{_INDEX.sub('[]', path)}:{aspect}" + (f"@{kinds[path]}" if path in kinds else "")
+                           for path, aspect, _, _ in diffs}))
     if call > 0:
         plan = sorted(t for t in getattr(case, "tags", ()) if t.startswith(PLAN_TAG_PREFIXES))
         key += " | on re-call after " + (" ".join(plan) or "an unchanged call plan")
@@ -40,8 +42,7 @@ def outputs(case, obs: Observations, trace=None) -> list[Finding]:
             continue
         if getattr(case, "intended_error", None):
             break  # illegal-on-purpose programs are judged by the `illegal` oracle
-        diffs = [d for d in diff(section(e_call.state, "out"), section(c_call.state, "out"), "out", limit=200)
-                 if not d[0].endswith(".grad")][:20]  # gradients are the `grads` oracle's
+        diffs = without_grads(diff(section(e_call.state, "out"), section(c_call.state, "out"), "out", limit=200))
         if diffs:
             i = e_call.index
             aspects = sorted({aspect for _, aspect, _, _ in diffs})

@@ -203,9 +203,40 @@ def values_close(a, b):
     return bool(torch.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True))
 
 
+_BUILTIN_CONTAINERS = {"list", "tuple", "dict", "set", "frozenset", "deque", "OrderedDict", "defaultdict"}
+
+
+class Diffs(list):
+    """The differences found, plus `kinds`: for each container path reached, what kind of container it is
+    (`set`, `set-subclass`, `deque-maxlen`...), which tells apart bugs that diverge at the same path shape."""
+
+    def __init__(self):
+        super().__init__()
+        self.kinds = {}
+
+
+def without_grads(diffs, limit=20):
+    """The differences outside `.grad` paths (gradients are the grads oracle's), kinds kept."""
+    kept = Diffs()
+    kept.extend([d for d in diffs if not d[0].endswith(".grad")][:limit])
+    kept.kinds.update(getattr(diffs, "kinds", {}))
+    return kept
+
+
+def container_kind(node):
+    """`list`, `set-subclass`, `deque-maxlen`, `obj`...: the kind of a snapshot container node."""
+    kind = node[0]
+    if kind == "obj":
+        return "obj"
+    qualifier = "" if node[1] in _BUILTIN_CONTAINERS else "-subclass"
+    if kind == "deque" and node[2] is not None:
+        qualifier += "-maxlen"
+    return kind + qualifier
+
+
 def diff(expected, actual, path="", out=None, limit=20):
-    """Differences between two snapshots, as `(path, aspect, expected, actual)` tuples."""
-    out = [] if out is None else out
+    """Differences between two snapshots, as `(path, aspect, expected, actual)` tuples (in a `Diffs`)."""
+    out = Diffs() if out is None else out
     if len(out) >= limit:
         return out
     e, a = expected, actual
@@ -223,6 +254,8 @@ def diff(expected, actual, path="", out=None, limit=20):
         out.append((path, "type", _describe(e), _describe(a)))
         return out
     kind = _kind(e)
+    if kind in ("tuple", "list", "deque", "dict", "set", "obj") and isinstance(out, Diffs):
+        out.kinds[path] = container_kind(e)
     if kind == "scalar":
         if e != a:
             out.append((path, "value", e, a))

@@ -93,3 +93,27 @@ def test_mutated_is_only_compared_for_tensors_that_existed_before_the_call():
     x.add_(1)
     c = take({"args": (x,), "out": made_in_place}, known_tensors=known)
     assert [(p, k) for p, k, _, _ in diff(a, c)] == [("['args'][0]", "mutated"), ("['args'][0]", "values")]
+
+
+def test_diff_records_the_kind_of_each_container_it_reaches():
+    import collections
+
+    class MySet(set):
+        pass
+
+    bounded = diff(take({"d": collections.deque([1], maxlen=2)}), take({"d": collections.deque([2], maxlen=2)}))
+    plain = diff(take({"s": {1}}), take({"s": {2}}))
+    sub = diff(take({"s": MySet({1})}), take({"s": MySet({2})}))
+    assert bounded.kinds["['d']"] == "deque-maxlen"
+    assert plain.kinds["['s']"] == "set" and sub.kinds["['s']"] == "set-subclass"
+
+
+def test_signatures_tell_a_plain_set_from_a_set_subclass():
+    from oracles.outputs import diff_key
+
+    class MySet(set):
+        pass
+
+    plain = diff(take({"s": {1}}), take({"s": {2}}), "state")
+    sub = diff(take({"s": MySet({1})}), take({"s": MySet({2})}), "state")
+    assert diff_key(plain) != diff_key(sub)
