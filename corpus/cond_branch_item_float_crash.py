@@ -7,7 +7,7 @@ Run: python THIS_FILE.py  (exit 1 while the divergence is present, 0 once fixed)
 """
 DYNFUZZ = {'oracle': 'exceptions',
  'kind': 'spurious-exception',
- 'signature': '90bace6a1ebb',
+ 'signature': 'c1f82645ab7d',
  'title': '[exceptions/spurious-exception] fullgraph: cond branch closing over a float from .item(): '
           "AssertionError in cond's fake-tensor check",
  'tags': ['cond', 'capture-unbacked', 'unbacked-float', 'fullgraph', 'pred-tensor', 'branch-lambda'],

@@ -7,7 +7,7 @@ Run: python THIS_FILE.py  (exit 1 while the divergence is present, 0 once fixed)
 """
 DYNFUZZ = {'oracle': 'grads',
  'kind': 'backward-crash',
- 'signature': 'bd372eb54b01',
+ 'signature': 'cab0ce881b4a',
  'title': '[grads/backward-crash] cond branches with different output shapes: compiled backward raises '
           "RuntimeError (shape '[2, 4]' is invalid)",
  'tags': ['cond', 'branch-shape-mismatch', 'branch-lambda', 'requires-grad', 'pred-tensor'],

@@ -10,7 +10,7 @@ Run: python THIS_FILE.py  (exit 1 while the divergence is present, 0 once fixed)
 """
 DYNFUZZ = {'oracle': 'grads',
  'kind': 'backward-crash',
- 'signature': '65fd33938c1f',
+ 'signature': '06fd6dbdcc0c',
  'title': '[grads/backward-crash] call 0: backward raised RuntimeError only compiled (cond saves a size-only '
           'operand)',
  'tags': ['cond', 'mark-dynamic', 'capture-size', 'grad-operand', 'operand-mutated-after-cond'],

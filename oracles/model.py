@@ -100,6 +100,7 @@ _NORMALISERS = [
     (re.compile(r"\bs\d+\b"), "s?"),
     (re.compile(r"\bu\d+\b"), "u?"),
     (re.compile(r"-?\d+(\.\d+)?(e-?\d+)?"), "N"),
+    (re.compile(r"[\[(]N(, ?N)*,?[\])]"), "[shape]"),
     (re.compile(r"\s+"), " "),
 ]
 

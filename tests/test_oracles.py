@@ -142,3 +142,9 @@ def test_recall_divergences_are_told_apart_by_the_call_plan_perturbation():
     assert diff_key(diffs, sign, 0) == diff_key(diffs, method, 0) == "out:values"
     assert diff_key(diffs, sign, 1) != diff_key(diffs, method, 1)
     assert "probe-float-sign" in diff_key(diffs, sign, 1)
+
+
+def test_signature_ignores_tensor_shapes_in_messages():
+    a = signature("grads", "backward-crash", "modified by an inplace operation: [torch.FloatTensor [2, 3]] at version 1")
+    b = signature("grads", "backward-crash", "modified by an inplace operation: [torch.FloatTensor [4]] at version 2")
+    assert a == b

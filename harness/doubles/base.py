@@ -23,6 +23,11 @@ class DoubleCompiler(Compiler):
     """Compiles nothing: `wrap(fn)` decides what a call does. One 'frame' is counted at the first call."""
 
     def reset(self) -> None:
+        """Per case: programs may still run Dynamo under a double (eager-mode `torch.cond` compiles its
+        branches), so its caches are cleared as for real compiles, keeping cases independent."""
+        import torch._dynamo
+
+        torch._dynamo.reset()
         self._frames = 0
 
     def compile(self, fn: Callable, options: dict[str, Any]) -> Callable:
