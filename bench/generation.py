@@ -34,7 +34,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     draw_case(0)  # imports and strategy caches
-    print(f"{'family':10s} {'wall median':>12s} {'wall p90':>9s} {'cpu median':>11s}   (ms per case, {args.cases} cases)")
+    header = f"{'family':10s} {'wall median':>12s} {'wall p90':>9s} {'cpu median':>11s}"
+    print(f"{header}   (ms per case, {args.cases} cases)")
     for name in [*family_names(), "all"]:
         family = () if name == "all" else (name,)
         wall, cpu = measure(family, args.cases, args.seed)
