@@ -5,6 +5,7 @@ importing the module that looks them up by name.
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -34,7 +35,7 @@ class CompileSpec:
         return " ".join(parts)
 
 
-class Compiler:
+class Compiler(ABC):
     """Base class: per-case `reset()`, `compile(fn, options)`, and counters read after the calls."""
 
     name = "base"
@@ -45,8 +46,9 @@ class Compiler:
     def reset(self) -> None:
         """Forget everything compiled for the previous case."""
 
+    @abstractmethod
     def compile(self, fn: Callable, options: dict[str, Any]) -> Callable:
-        raise NotImplementedError
+        """The callable run in the compiled mode; `options` are the program's COMPILE_OPTIONS."""
 
     def frames(self) -> int:
         """Frames compiled since the last reset (a recompile adds one)."""
