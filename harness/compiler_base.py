@@ -43,7 +43,7 @@ class Compiler(ABC):
     def __init__(self, spec: CompileSpec) -> None:
         self.spec = spec
 
-    def reset(self) -> None:
+    def reset(self) -> None:  # noqa: B027 - optional hook: a compiler without caches has nothing to forget
         """Forget everything compiled for the previous case."""
 
     @abstractmethod
