@@ -47,3 +47,31 @@ class DoubleCompiler(Compiler):
 
     def frames(self) -> int:
         return getattr(self, "_frames", 0)
+
+
+EMPTY = object()
+
+
+def cell_value(cell):
+    """A closure cell's contents, or `EMPTY` for a cell not yet bound."""
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return EMPTY
+
+
+def map_first(value, accept, fn):
+    """Apply `fn` to the first tensor in a (possibly nested tuple/list) output that `accept`s; the rest as is."""
+    done = [False]
+
+    def go(v):
+        if done[0]:
+            return v
+        if accept(v):
+            done[0] = True
+            return fn(v)
+        if isinstance(v, (tuple, list)):
+            return type(v)(go(x) for x in v)
+        return v
+
+    return go(value)

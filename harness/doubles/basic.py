@@ -5,7 +5,7 @@ import functools
 
 import torch
 
-from .base import DoubleCompiler, double
+from .base import EMPTY, DoubleCompiler, cell_value, double, map_first
 
 
 @double("identity")
@@ -15,19 +15,7 @@ class Identity(DoubleCompiler):
 
 def map_first_float(value, fn):
     """Apply `fn` to the first floating-point tensor inside a (possibly nested) output."""
-    done = [False]
-
-    def go(v):
-        if done[0]:
-            return v
-        if isinstance(v, torch.Tensor) and v.is_floating_point():
-            done[0] = True
-            return fn(v)
-        if isinstance(v, (tuple, list)):
-            return type(v)(go(x) for x in v)
-        return v
-
-    return go(value)
+    return map_first(value, lambda v: isinstance(v, torch.Tensor) and v.is_floating_point(), fn)
 
 
 @double("perturb-output")
@@ -67,7 +55,7 @@ def _user_globals(fn):
 def _save(fn):
     bindings = dict(_user_globals(fn))
     contents = {k: _copy_contents(v) for k, v in bindings.items()}
-    cells = [(c, _cell_value(c)) for c in (fn.__closure__ or ())]
+    cells = [(c, cell_value(c)) for c in (fn.__closure__ or ())]
     return bindings, contents, cells
 
 
@@ -81,14 +69,6 @@ def _copy_contents(v):
     return None
 
 
-def _cell_value(c):
-    try:
-        return c.cell_contents
-    except ValueError:
-        return _EMPTY
-
-
-_EMPTY = object()
 
 
 def _contents_changed(before, now) -> bool:
@@ -116,7 +96,7 @@ def _restore_first_change(fn, saved) -> None:
                 old.update(contents[k])
             return
     for cell, old in cells:
-        if old is not _EMPTY and _cell_value(cell) is not old:
+        if old is not EMPTY and cell_value(cell) is not old:
             cell.cell_contents = old
             return
 

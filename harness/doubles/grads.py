@@ -5,7 +5,7 @@ import functools
 
 import torch
 
-from .base import DoubleCompiler, double
+from .base import DoubleCompiler, double, map_first
 
 GRAD_SCALE = 1.5
 
@@ -30,19 +30,7 @@ def _perturbable(v) -> bool:
 
 def scale_first_grad(value):
     """`value` with its first perturbable output tensor routed through `_ScaleGrad`."""
-    done = [False]
-
-    def go(v):
-        if done[0]:
-            return v
-        if _perturbable(v):
-            done[0] = True
-            return _ScaleGrad.apply(v)
-        if isinstance(v, (tuple, list)):
-            return type(v)(go(x) for x in v)
-        return v
-
-    return go(value)
+    return map_first(value, _perturbable, _ScaleGrad.apply)
 
 
 @double("perturb-grad")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import functools
 import types
 
-from .base import DoubleCompiler, double
+from .base import EMPTY, DoubleCompiler, cell_value, double
 
 _SCALARS = (bool, int, float, str)
 
@@ -31,12 +31,12 @@ class StaleConstants(DoubleCompiler):
             names = [n for n in _names(fn.__code__) if isinstance(g.get(n), _SCALARS)]
             if not baked:
                 baked["globals"] = {n: g[n] for n in names}
-                baked["cells"] = [_get(c) for c in cells]
+                baked["cells"] = [cell_value(c) for c in cells]
             live_g = {n: g[n] for n in baked["globals"] if n in g}
-            live_c = [_get(c) for c in cells]
+            live_c = [cell_value(c) for c in cells]
             g.update(baked["globals"])
             for c, v in zip(cells, baked["cells"]):
-                if v is not _EMPTY and isinstance(v, _SCALARS):
+                if v is not EMPTY and isinstance(v, _SCALARS):
                     c.cell_contents = v
             try:
                 return fn(*args, **kwargs)
@@ -45,18 +45,7 @@ class StaleConstants(DoubleCompiler):
                     if g.get(n) == baked["globals"][n]:
                         g[n] = v
                 for c, old, live in zip(cells, baked["cells"], live_c):
-                    if live is not _EMPTY and _get(c) is old:
+                    if live is not EMPTY and cell_value(c) is old:
                         c.cell_contents = live
 
         return run
-
-
-_EMPTY = object()
-
-
-def _get(cell):
-    try:
-        return cell.cell_contents
-    except ValueError:
-        return _EMPTY
-
