@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from generators import case_seed, draw_case, family_names  # noqa: E402
+from dynfuzz.generators import case_seed, draw_case, family_names  # noqa: E402
 
 
 def measure(family: tuple[str, ...], cases: int, seed: int) -> tuple[list[float], list[float]]:

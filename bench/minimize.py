@@ -17,12 +17,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.campaign import Campaign, CampaignConfig  # noqa: E402
-from harness.compilers import CompileSpec, quiet_torch_logs  # noqa: E402
-from harness.doubles import DOUBLES  # noqa: E402
-from harness.errors import UsageError  # noqa: E402
-from harness.minimize import minimize_file, program_lines  # noqa: E402
-from harness.repro import read_program  # noqa: E402
+from dynfuzz.doubles import DOUBLES  # noqa: E402
+from dynfuzz.errors import UsageError  # noqa: E402
+from dynfuzz.run.campaign import Campaign, CampaignConfig  # noqa: E402
+from dynfuzz.run.compilers import CompileSpec, quiet_torch_logs  # noqa: E402
+from dynfuzz.triage.minimize import minimize_file, program_lines  # noqa: E402
+from dynfuzz.triage.repro import read_program  # noqa: E402
 
 
 def double_findings(name: str, per_double: int, cases: int, seed: int) -> list[Path]:

@@ -16,9 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from generators import case_seed, draw_case  # noqa: E402
-from harness.compilers import CompileSpec, make_compiler  # noqa: E402
-from harness.judge import judge  # noqa: E402
+from dynfuzz.generators import case_seed, draw_case  # noqa: E402
+from dynfuzz.run.compilers import CompileSpec, make_compiler  # noqa: E402
+from dynfuzz.run.judge import judge  # noqa: E402
 
 
 def main() -> int:

@@ -1,1 +1,36 @@
-"""The harness: runs cases (eager, compiled, reference), orchestrates campaigns, saves repros, the CLI."""
+"""dynfuzz: differential fuzzing and test oracles for TorchDynamo (`torch.compile`).
+
+The public API, loaded on first use so that `import dynfuzz` (and the CLI's argument checks) stay fast:
+
+    from dynfuzz import programs, check, minimize, Campaign
+    programs()                       # a Hypothesis strategy of generated programs (IR)
+    check(source)                    # judge one program's text: the oracles' findings
+    minimize(case, spec, budget=60)  # shrink a failing Case toward the same failure
+    Campaign(CampaignConfig(...)).run()
+"""
+from __future__ import annotations
+
+from typing import Any
+
+_API = {
+    "programs": ("dynfuzz.generators", "programs"),
+    "Case": ("dynfuzz.generators", "Case"),
+    "check": ("dynfuzz.check", "check_source"),
+    "minimize": ("dynfuzz.triage.minimize", "minimize"),
+    "Campaign": ("dynfuzz.run.campaign", "Campaign"),
+    "CampaignConfig": ("dynfuzz.run.campaign", "CampaignConfig"),
+    "CompileSpec": ("dynfuzz.run.compiler_base", "CompileSpec"),
+}
+
+__all__ = sorted(_API)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _API:
+        raise AttributeError(f"module 'dynfuzz' has no attribute {name!r}")
+    import importlib
+
+    module, attr = _API[name]
+    value = getattr(importlib.import_module(module), attr)
+    globals()[name] = value
+    return value

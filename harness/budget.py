@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from .errors import UsageError
+from dynfuzz.errors import UsageError
 
 _PART = re.compile(r"(\d+(?:\.\d+)?)([smh]?)")
 _UNIT = {"": 1, "s": 1, "m": 60, "h": 3600}

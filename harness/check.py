@@ -4,9 +4,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from .compilers import CompileSpec, make_compiler
-from .judge import judge
-from .repro import read_program
+from dynfuzz.generators.case import Case
+from dynfuzz.oracles import Finding
+from dynfuzz.run.compilers import CompileSpec, make_compiler
+from dynfuzz.run.judge import judge
+from dynfuzz.triage.repro import read_program
+
+
+def check_source(source: str, spec: CompileSpec | None = None, entry: str = "f") -> list[Finding]:
+    """Judge one program text (the program convention of README.md) and return the oracles' findings.
+
+    >>> check_source("import torch\\ndef f(x): return x + 1\\ndef inputs(device, call=0): return (torch.ones(2),)")
+    []
+    """
+    spec = spec or CompileSpec()
+    return list(judge(Case(source=source, entry=entry), make_compiler(spec), spec).findings)
 
 
 def check(path: Path, spec_for: Callable[[dict], CompileSpec]) -> int:

@@ -12,13 +12,13 @@ import re
 import sys
 from pathlib import Path
 
-from .budget import parse_duration
-from .compilers import BACKENDS, COMPILE_DEFAULTS, DEVICES, CompileSpec
-from .errors import UsageError
+from dynfuzz.budget import parse_duration
+from dynfuzz.errors import UsageError
+from dynfuzz.run.compilers import BACKENDS, COMPILE_DEFAULTS, DEVICES, CompileSpec
 
 
 def _spec(args) -> CompileSpec:
-    from .compilers import compiler_names
+    from dynfuzz.run.compilers import compiler_names
 
     if args.backend not in BACKENDS:
         raise UsageError(f"unknown backend {args.backend!r}; choose from {', '.join(BACKENDS)}")
@@ -38,7 +38,7 @@ def _spec(args) -> CompileSpec:
 
 
 def _families(names: list[str] | None) -> tuple[str, ...]:
-    from generators import family_names
+    from dynfuzz.generators import family_names
 
     known = family_names()
     for name in names or ():
@@ -77,8 +77,8 @@ def _add_compile_flags(p: argparse.ArgumentParser, defaults: bool = True) -> Non
 
 
 def cmd_fuzz(args) -> int:
-    from .campaign import Campaign, CampaignConfig
-    from .known import KnownIssues
+    from dynfuzz.run.campaign import Campaign, CampaignConfig
+    from dynfuzz.triage.known import KnownIssues
 
     budget = parse_duration(args.budget)
     if args.workers < 0:
@@ -97,7 +97,7 @@ def cmd_fuzz(args) -> int:
 
 
 def cmd_sample(args) -> int:
-    from .sample import sample
+    from dynfuzz.sample import sample
 
     if args.n < 0:
         raise UsageError("-n must not be negative")
@@ -105,7 +105,7 @@ def cmd_sample(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from .check import check
+    from dynfuzz.check import check
 
     return check(Path(args.file), lambda meta: _fill_spec_from(args, meta))
 
@@ -119,8 +119,8 @@ def _fill_spec_from(args, meta: dict) -> CompileSpec:
 
 
 def cmd_minimize(args) -> int:
-    from .minimize import minimize_file
-    from .repro import read_program
+    from dynfuzz.triage.minimize import minimize_file
+    from dynfuzz.triage.repro import read_program
 
     budget = parse_duration(args.budget)
     saved = read_program(Path(args.file))
@@ -133,13 +133,13 @@ def cmd_minimize(args) -> int:
 
 
 def cmd_replay(args) -> int:
-    from .replay import replay_command
+    from dynfuzz.triage.replay import replay_command
 
     return replay_command(args.paths, args.workers, args.known)
 
 
 def cmd_gate(args) -> int:
-    from .gate import GateConfig, run_gate
+    from dynfuzz.gate import GateConfig, run_gate
 
     if args.cases < 0:
         raise UsageError("--cases must not be negative")
@@ -176,7 +176,7 @@ def _join_negative_values(argv: list[str]) -> list[str]:
 
 
 def cmd_selfcheck(args) -> int:
-    from .reference import selfcheck
+    from dynfuzz.run.reference import selfcheck
 
     if args.n < 0:
         raise UsageError("-n must not be negative")

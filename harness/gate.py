@@ -15,11 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generators.case import case_seed, draw_case
-
-from .compilers import CompileSpec
-from .known import KnownIssues
-from .replay import SELF_KINDS, Outcome, discover, format_table, replay
+from dynfuzz.generators.case import case_seed, draw_case
+from dynfuzz.run.compilers import CompileSpec
+from dynfuzz.triage.known import KnownIssues
+from dynfuzz.triage.replay import SELF_KINDS, Outcome, discover, format_table, replay
 
 MIN_MINIMIZE_SECONDS = 5.0
 VERIFY_SECONDS = 10.0
@@ -79,7 +78,7 @@ def _known_with_corpus(config: GateConfig, outcomes: list[Outcome]) -> KnownIssu
 
 def run_gate(config: GateConfig) -> int:
     """Run the gate, print the outcome, write JUnit and Markdown if asked; 0 clean, 1 new divergence."""
-    from .campaign import Campaign, CampaignConfig
+    from dynfuzz.run.campaign import Campaign, CampaignConfig
 
     start = time.monotonic()
     files = discover([str(p) for p in config.corpus] or None)
@@ -109,9 +108,9 @@ def run_gate(config: GateConfig) -> int:
 
 def _minimize_first(config: GateConfig, new: list[dict[str, Any]], start: float) -> dict[str, Path]:
     """Minimize the most severe new finding with the time left (its saved repro is kept regardless)."""
-    from .errors import UsageError
-    from .minimize import minimize_file
-    from .repro import read_program
+    from dynfuzz.errors import UsageError
+    from dynfuzz.triage.minimize import minimize_file
+    from dynfuzz.triage.repro import read_program
 
     repros: dict[str, Path] = {u["signature"]: Path(u["file"]) for u in new if u.get("file")}
     left = config.budget - (time.monotonic() - start) - VERIFY_SECONDS  # room to run the repro once

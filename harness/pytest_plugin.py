@@ -10,8 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from .replay import expected_status, is_corpus_file, run_entry
+from dynfuzz.triage.replay import expected_status, is_corpus_file, run_entry
 
 
 class KnownDivergence(Exception):
@@ -36,8 +35,8 @@ def pytest_collect_file(parent, file_path: Path):
 
 class CorpusFile(pytest.File):
     def collect(self):
-        from .known import KnownIssues
-        from .repro import read_program
+        from dynfuzz.triage.known import KnownIssues
+        from dynfuzz.triage.repro import read_program
 
         item = CorpusItem.from_parent(self, name=self.path.stem)
         known_path = self.config.getoption("--dynfuzz-known", default=None)

@@ -7,9 +7,8 @@ import time
 from collections import Counter
 from dataclasses import replace
 
-from generators import case_seed, draw_case
-
-from .execute import observe
+from dynfuzz.generators import case_seed, draw_case
+from dynfuzz.run.execute import observe
 
 
 def intended(case, obs) -> bool:

@@ -5,10 +5,9 @@ import textwrap
 
 import pytest
 import torch
-
-from generators.case import Case
-from harness.compilers import CompileSpec, make_compiler, quiet_torch_logs
-from harness.judge import judge
+from dynfuzz.generators.case import Case
+from dynfuzz.run.compilers import CompileSpec, make_compiler, quiet_torch_logs
+from dynfuzz.run.judge import judge
 
 quiet_torch_logs()
 

@@ -66,9 +66,9 @@ def test_inductor_agrees_with_eager(judge_source):
 def test_cuda_device_runs_the_same_program(judge_source):
     import textwrap
 
-    from generators.case import Case
-    from harness.compilers import CompileSpec, make_compiler
-    from harness.judge import judge
+    from dynfuzz.generators.case import Case
+    from dynfuzz.run.compilers import CompileSpec, make_compiler
+    from dynfuzz.run.judge import judge
 
     spec = CompileSpec(device="cuda")
     result = judge(Case(source=textwrap.dedent(INPUT_MUTATION_AND_VIEW)), make_compiler(spec), spec)

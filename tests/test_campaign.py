@@ -3,11 +3,10 @@ import json
 from pathlib import Path
 
 import pytest
-
-from harness.campaign import Campaign, CampaignConfig
-from harness.compilers import CompileSpec
-from harness.known import KnownIssues
-from harness.repro import read_program
+from dynfuzz.run.campaign import Campaign, CampaignConfig
+from dynfuzz.run.compilers import CompileSpec
+from dynfuzz.triage.known import KnownIssues
+from dynfuzz.triage.repro import read_program
 
 
 def run(tmp_path: Path, compiler: str, cases: int, **kw) -> dict:

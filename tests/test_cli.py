@@ -7,11 +7,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
-from generators.case import Case
-from harness.compilers import CompileSpec, make_compiler
-from harness.judge import judge
-from harness.repro import read_program, write_finding
+from dynfuzz.generators.case import Case
+from dynfuzz.run.compilers import CompileSpec, make_compiler
+from dynfuzz.run.judge import judge
+from dynfuzz.triage.repro import read_program, write_finding
 
 ROOT = Path(__file__).resolve().parent.parent
 SUMMARY_FIELDS = {"torch", "backend", "device", "seconds", "cases", "cases_per_second", "findings", "unique",
@@ -20,7 +19,7 @@ SUMMARY_FIELDS = {"torch", "backend", "device", "seconds", "cases", "cases_per_s
 
 def dynfuzz(*args, timeout=300):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "dynfuzz", *args], capture_output=True, text=True,
                           timeout=timeout, cwd=ROOT, env=env)
 
 
@@ -68,7 +67,7 @@ def test_saved_script_for_a_real_divergence_runs_standalone(tmp_path):
     assert [f.kind for f in result.findings] == ["unsupported"]
     path = write_finding(tmp_path, case, result.findings[0], spec)
     text = path.read_text()
-    assert "import torch" in text and "from oracles" not in text and "import harness" not in text
+    assert "import torch" in text and "from dynfuzz.oracles" not in text and "import harness" not in text
     run = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert run.returncode == 1, run.stdout + run.stderr
     assert "DIVERGENCE" in run.stdout and "Unsupported" in run.stdout
@@ -144,7 +143,7 @@ def test_check_hand_written_program(tmp_path):
 
 
 def test_budget_parsing():
-    from harness.budget import parse_duration
+    from dynfuzz.budget import parse_duration
 
     assert parse_duration("30s") == 30 and parse_duration("10m") == 600 and parse_duration("2h") == 7200
     assert parse_duration("1h30m") == 5400 and parse_duration("45") == 45

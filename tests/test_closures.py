@@ -7,14 +7,13 @@ from collections import Counter
 from functools import lru_cache
 
 import pytest
+from dynfuzz.generators import case_seed, draw_case, programs
+from dynfuzz.generators.compose import family_names
+from dynfuzz.generators.fragments import REGISTRY
+from dynfuzz.generators.render import render
+from dynfuzz.run.execute import load_program, observe
+from dynfuzz.sample import intended
 from hypothesis import HealthCheck, find, settings
-
-from generators import case_seed, draw_case, programs
-from generators.compose import family_names
-from generators.fragments import REGISTRY
-from generators.render import render
-from harness.execute import load_program, observe
-from harness.sample import intended
 
 N = 200
 EXPECTED_TAGS = {

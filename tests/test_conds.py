@@ -7,17 +7,16 @@ import functools
 
 import pytest
 import torch
+from dynfuzz.doubles import DoubleCompiler
+from dynfuzz.generators import case_seed, draw_case, ir, programs
+from dynfuzz.generators.conds import ILLEGAL, plain_if
+from dynfuzz.generators.render import render, render_stmt
+from dynfuzz.oracles.illegal import clean_refusal
+from dynfuzz.oracles.model import ExcInfo
+from dynfuzz.run.compilers import CompileSpec, make_compiler
+from dynfuzz.run.execute import observe
+from dynfuzz.run.judge import judge
 from hypothesis import HealthCheck, find, settings
-
-from generators import case_seed, draw_case, ir, programs
-from generators.conds import ILLEGAL, plain_if
-from generators.render import render, render_stmt
-from harness.compilers import CompileSpec, make_compiler
-from harness.doubles import DoubleCompiler
-from harness.execute import observe
-from harness.judge import judge
-from oracles.illegal import clean_refusal
-from oracles.model import ExcInfo
 
 CASES = [draw_case(case_seed(11, i), ("conds",)) for i in range(150)]
 
@@ -124,7 +123,7 @@ def test_a_clean_refusal_of_an_illegal_program_is_not_a_finding(judge_source):
 
 
 def test_an_internal_crash_on_an_illegal_program_is_a_crash():
-    from generators.case import Case
+    from dynfuzz.generators.case import Case
 
     spec = CompileSpec(compiler="identity")
     result = judge(Case(ILLEGAL_PROGRAM, **CASE_KW), _InternalCrash(spec), spec)
@@ -156,7 +155,7 @@ class _AcceptsIllegal(DoubleCompiler):
 
 
 def _judge_accepting(after=lambda out, fn: out):
-    from generators.case import Case
+    from dynfuzz.generators.case import Case
 
     spec = CompileSpec(compiler="identity")
     return judge(Case(ILLEGAL_PROGRAM, **CASE_KW), _AcceptsIllegal(spec, after), spec)

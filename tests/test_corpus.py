@@ -7,12 +7,11 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from harness.cli import main
-from harness.known import KnownIssues
-from harness.minimize import render_entry
-from harness.replay import CORPUS_DIR, discover, format_table, replay, run_entry, verdict_for
-from harness.repro import read_program, torch_version
+from dynfuzz.cli import main
+from dynfuzz.triage.known import KnownIssues
+from dynfuzz.triage.minimize import render_entry
+from dynfuzz.triage.replay import CORPUS_DIR, discover, format_table, replay, run_entry, verdict_for
+from dynfuzz.triage.repro import read_program, torch_version
 
 ROOT = Path(__file__).resolve().parent.parent
 REQUIRED = ("oracle", "signature", "tags", "torch", "status", "upstream", "backend", "entry")
@@ -103,7 +102,7 @@ def test_pytest_plugin_xfails_known_and_fails_xpass(tmp_path):
     # `-p no:dynfuzz` first: where the package is installed its pytest11 entry point already loads the
     # plugin under that name, and registering the same module twice is an error.
     p = subprocess.run([sys.executable, "-m", "pytest", str(tmp_path / "corpus"), "-p", "no:dynfuzz",
-                        "-p", "harness.pytest_plugin",
+                        "-p", "dynfuzz.pytest_plugin",
                         "-q", "-rA", "-p", "no:cacheprovider", "-p", "no:randomly"],
                        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
     out = p.stdout

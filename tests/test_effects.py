@@ -6,13 +6,13 @@ import collections
 
 import pytest
 import torch
+from dynfuzz.generators import case_seed, draw_case, programs
+from dynfuzz.generators.render import render
+from dynfuzz.oracles.snapshot import diff, take
+from dynfuzz.run.execute import observe
+from dynfuzz.sample import intended
 from hypothesis import HealthCheck, find, settings
 
-from generators import case_seed, draw_case, programs
-from generators.render import render
-from harness.execute import observe
-from harness.sample import intended
-from oracles.snapshot import diff, take
 from tests.conftest import run_source
 
 FAMILY = ("effects",)

@@ -7,8 +7,8 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from harness.cli import main
-from harness.gate import gate_programs, programs_digest
+from dynfuzz.cli import main
+from dynfuzz.gate import gate_programs, programs_digest
 
 ROOT = Path(__file__).resolve().parent.parent
 ENTRY = str(ROOT / "corpus" / "global_rebind_and_dict.py")
@@ -16,7 +16,7 @@ ENTRY = str(ROOT / "corpus" / "global_rebind_and_dict.py")
 
 def test_same_seed_gives_byte_identical_programs_across_processes():
     here = programs_digest(0, 25)
-    code = "from harness.gate import programs_digest; print(programs_digest(0, 25))"
+    code = "from dynfuzz.gate import programs_digest; print(programs_digest(0, 25))"
     env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONHASHSEED="12345")
     there = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT,
                            timeout=300).stdout.strip()

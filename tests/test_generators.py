@@ -1,12 +1,11 @@
 """The basic family and the composer: valid, deterministic, readable programs."""
 import ast
 
+from dynfuzz.generators import case_seed, draw_case, programs, redraw
+from dynfuzz.generators.render import render
+from dynfuzz.run.execute import observe
 from hypothesis import HealthCheck, find, settings
 from hypothesis import strategies as st
-
-from generators import case_seed, draw_case, programs, redraw
-from generators.render import render
-from harness.execute import observe
 
 
 def test_same_seed_same_program_bytes():

@@ -6,13 +6,12 @@ import functools
 import textwrap
 
 import torch
-
-from generators.case import Case, draw_case
-from harness.compilers import CompileSpec
-from harness.doubles import DoubleCompiler
-from harness.judge import judge
-from oracles.grads import grad_diffs, is_grad_path
-from oracles.snapshot import take
+from dynfuzz.doubles import DoubleCompiler
+from dynfuzz.generators.case import Case, draw_case
+from dynfuzz.oracles.grads import grad_diffs, is_grad_path
+from dynfuzz.oracles.snapshot import take
+from dynfuzz.run.compilers import CompileSpec
+from dynfuzz.run.judge import judge
 
 GRAD_PROGRAM = """
 import torch
@@ -105,7 +104,7 @@ def test_grad_diffs_see_only_gradient_paths():
 
 def test_generated_cond_programs_with_grads_agree_under_real_compile():
     spec = CompileSpec()
-    from harness.compilers import make_compiler
+    from dynfuzz.run.compilers import make_compiler
 
     compiler = make_compiler(spec)
     checked = 0

@@ -4,13 +4,12 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-
-from generators.case import Case
-from harness.compilers import CompileSpec, make_compiler
-from harness.execute import load_program
-from harness.guards import guard_check, perturbations
-from harness.judge import judge
-from harness.reference import trace_case
+from dynfuzz.generators.case import Case
+from dynfuzz.run.compilers import CompileSpec, make_compiler
+from dynfuzz.run.execute import load_program
+from dynfuzz.run.guards import guard_check, perturbations
+from dynfuzz.run.judge import judge
+from dynfuzz.run.reference import trace_case
 
 CLOSURE_GLOBAL = textwrap.dedent('''
     import torch

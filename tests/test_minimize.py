@@ -7,14 +7,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
-from generators.case import Case, draw_case
-from harness.cli import main
-from harness.compilers import CompileSpec, make_compiler
-from harness.judge import judge
-from harness.minimize import Judge, Target, minimize, program_lines, render_entry, shrink_choices
-from harness.reduce import reduce_source
-from harness.repro import read_program, torch_version
+from dynfuzz.cli import main
+from dynfuzz.generators.case import Case, draw_case
+from dynfuzz.run.compilers import CompileSpec, make_compiler
+from dynfuzz.run.judge import judge
+from dynfuzz.triage.minimize import Judge, Target, minimize, program_lines, render_entry, shrink_choices
+from dynfuzz.triage.reduce import reduce_source
+from dynfuzz.triage.repro import read_program, torch_version
 
 EFFECT_PROGRAM = textwrap.dedent("""\
     import torch

@@ -1,8 +1,7 @@
 """Each foundation oracle catches its broken-compiler double and is silent on correct compilers."""
 import pytest
-
-from oracles.exceptions import category, user_type
-from oracles.model import ExcInfo, normalise, signature
+from dynfuzz.oracles.exceptions import category, user_type
+from dynfuzz.oracles.model import ExcInfo, normalise, signature
 
 GOOD_PROGRAMS = {
     "closure-nonlocal": """
@@ -101,8 +100,8 @@ def test_documented_refusal_under_fullgraph_is_unsupported_not_crash(judge_sourc
 
 
 def test_missing_exception_is_reported():
-    from oracles.exceptions import exceptions
-    from oracles.model import CallRecord, Observation, Observations
+    from dynfuzz.oracles.exceptions import exceptions
+    from dynfuzz.oracles.model import CallRecord, Observation, Observations
 
     err = ExcInfo("ValueError", "builtins", "bad")
     eager = Observation("eager", [CallRecord(0, err, None)])
@@ -134,7 +133,7 @@ def test_signature_ignores_numbers_addresses_and_program_names():
 def test_recall_divergences_are_told_apart_by_the_call_plan_perturbation():
     from types import SimpleNamespace
 
-    from oracles.outputs import diff_key
+    from dynfuzz.oracles.outputs import diff_key
 
     diffs = [("out", "values", 1.0, 2.0)]
     sign = SimpleNamespace(tags=frozenset({"probe-float-sign", "pointwise"}))

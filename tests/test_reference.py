@@ -10,13 +10,12 @@ import textwrap
 
 import pytest
 import torch
-
-from generators.case import Case
-from harness.execute import load_program, observe
-from harness.reference import selfcheck, trace_case
-from oracles.reference import check_reference
-from reference_impl import Interpreter, Program, ReferenceUnsupported
-from reference_impl.replay import replay
+from dynfuzz.generators.case import Case
+from dynfuzz.oracles.reference import check_reference
+from dynfuzz.reference_impl import Interpreter, Program, ReferenceUnsupported
+from dynfuzz.reference_impl.replay import replay
+from dynfuzz.run.execute import load_program, observe
+from dynfuzz.run.reference import selfcheck, trace_case
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -44,7 +43,7 @@ def test_reference_impl_never_imports_dynamo_in_source():
 def test_tracing_does_not_load_dynamo_at_runtime():
     code = textwrap.dedent('''
         import sys, torch
-        from reference_impl import Interpreter, Program
+        from dynfuzz.reference_impl import Interpreter, Program
         src = ("import torch\\ndef f(x):\\n    torch._dynamo.graph_break()\\n"
                "    return torch.cond(x.sum() > 0, lambda a: a + 1, lambda a: a - 1, (x,))\\n")
         ns = {}; exec(compile(src, "<dynfuzz-t>", "exec"), ns)

@@ -6,12 +6,12 @@ from collections import Counter
 
 import pytest
 import torch
+from dynfuzz.generators import case_seed, draw_case
+from dynfuzz.oracles.model import CallRecord, Observation, Observations
+from dynfuzz.oracles.recompiles import recompiles
+from dynfuzz.oracles.snapshot import take
+from dynfuzz.run.execute import observe
 
-from generators import case_seed, draw_case
-from harness.execute import observe
-from oracles.model import CallRecord, Observation, Observations
-from oracles.recompiles import recompiles
-from oracles.snapshot import take
 from tests.conftest import run_source
 
 FAMILY = ("resizes",)
@@ -238,8 +238,8 @@ CALLS = 3
 
 
 def test_identity_is_silent_on_generated_programs():
-    from harness.compilers import CompileSpec, make_compiler
-    from harness.judge import judge
+    from dynfuzz.run.compilers import CompileSpec, make_compiler
+    from dynfuzz.run.judge import judge
 
     spec = CompileSpec(compiler="identity")
     compiler = make_compiler(spec)
@@ -262,7 +262,7 @@ def _square():
     (lambda x, y: x.set_(y), "storage"),
 ])
 def test_snapshot_tells_each_metadata_aspect_apart(mutate, aspect):
-    from oracles.snapshot import diff
+    from dynfuzz.oracles.snapshot import diff
 
     def state(apply: bool):
         x, y = _square(), _square()

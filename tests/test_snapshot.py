@@ -2,8 +2,7 @@
 import collections
 
 import torch
-
-from oracles.snapshot import diff, take
+from dynfuzz.oracles.snapshot import diff, take
 
 
 def test_identical_structures_have_no_diff():
@@ -81,7 +80,7 @@ def test_cells_of_user_functions_are_walked():
 
 
 def test_mutated_is_only_compared_for_tensors_that_existed_before_the_call():
-    from oracles.snapshot import take_tracked
+    from dynfuzz.oracles.snapshot import take_tracked
 
     x = torch.zeros(2)
     _, known = take_tracked({"args": (x,)})
@@ -109,7 +108,7 @@ def test_diff_records_the_kind_of_each_container_it_reaches():
 
 
 def test_signatures_tell_a_plain_set_from_a_set_subclass():
-    from oracles.outputs import diff_key
+    from dynfuzz.oracles.outputs import diff_key
 
     class MySet(set):
         pass

@@ -5,7 +5,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from ..compiler_base import Compiler
+from dynfuzz.run.compiler_base import Compiler
 
 DOUBLES: dict[str, type[Compiler]] = {}
 

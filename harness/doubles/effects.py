@@ -6,8 +6,7 @@ from __future__ import annotations
 import functools
 
 import torch
-
-from oracles.snapshot import diff, take
+from dynfuzz.oracles.snapshot import diff, take
 
 from .base import DoubleCompiler, double
 

@@ -18,15 +18,14 @@ from pathlib import Path
 from random import Random
 from typing import Any
 
-from generators.case import Case, case_from_program, draw_case
-from oracles import Finding
-
-from .compact import CHECKER
-from .compilers import Compiler, CompileSpec, make_compiler
-from .errors import UsageError
-from .judge import judge
-from .reduce import ReduceStats, reduce_source
-from .repro import SavedProgram, render_script, torch_version
+from dynfuzz.errors import UsageError
+from dynfuzz.generators.case import Case, case_from_program, draw_case
+from dynfuzz.oracles import Finding
+from dynfuzz.run.compilers import Compiler, CompileSpec, make_compiler
+from dynfuzz.run.judge import judge
+from dynfuzz.triage.compact import CHECKER
+from dynfuzz.triage.reduce import ReduceStats, reduce_source
+from dynfuzz.triage.repro import SavedProgram, render_script, torch_version
 
 
 @dataclass(frozen=True)
@@ -87,10 +86,9 @@ def _with_choices(case: Case) -> Case:
 
 def shrink_choices(case: Case, judge_: Judge, deadline: float, max_examples: int = 300) -> Case | None:
     """Stage 1: Hypothesis's shrinker over the case's choice sequence, toward the same signature."""
+    from dynfuzz.generators.compose import programs
     from hypothesis import HealthCheck, settings
     from hypothesis.internal.conjecture.engine import ConjectureRunner
-
-    from generators.compose import programs
 
     def test_fn(data) -> None:
         program = data.draw(programs(case.families))
@@ -108,7 +106,7 @@ def shrink_choices(case: Case, judge_: Judge, deadline: float, max_examples: int
         return None
     runner.shrink_interesting_examples()
     result = min(runner.interesting_examples.values(), key=lambda r: (len(r.choices), r.choices))
-    from generators.case import redraw
+    from dynfuzz.generators.case import redraw
 
     shrunk = redraw(tuple(result.choices), case.families)
     return replace(shrunk, seed=case.seed)
@@ -116,7 +114,7 @@ def shrink_choices(case: Case, judge_: Judge, deadline: float, max_examples: int
 
 def choose_target(case: Case, compiler: Compiler, spec: CompileSpec, signature: str | None) -> tuple[Target, Finding]:
     """The finding to preserve: the requested (or saved) signature if it reproduces, else the most severe."""
-    from oracles.model import SEVERITY
+    from dynfuzz.oracles.model import SEVERITY
 
     result = judge(case, compiler, spec)
     if not result.findings:

@@ -15,11 +15,10 @@ import warnings
 from collections import Counter
 from typing import Any
 
-from generators.case import Case, case_seed, draw_case
-from oracles.snapshot import take
-from reference_impl import Interpreter, Program, ReferenceUnsupported, Trace
-
-from .execute import _backward, load_program, observe, program_state
+from dynfuzz.generators.case import Case, case_seed, draw_case
+from dynfuzz.oracles.snapshot import take
+from dynfuzz.reference_impl import Interpreter, Program, ReferenceUnsupported, Trace
+from dynfuzz.run.execute import _backward, load_program, observe, program_state
 
 
 def trace_case(case: Case, device: str = "cpu") -> Trace:
@@ -68,9 +67,8 @@ def try_trace(case: Case, device: str = "cpu") -> tuple[Trace | None, dict[str, 
 
 def selfcheck(n: int, seed: int, families: tuple[str, ...], compile_time: bool = True) -> dict[str, Any]:
     """Trace n generated cases and compare each with its eager run; returns the selfcheck summary."""
-    from oracles.reference import check_reference
-
-    from .compilers import CompileSpec, make_compiler
+    from dynfuzz.oracles.reference import check_reference
+    from dynfuzz.run.compilers import CompileSpec, make_compiler
 
     compiler = make_compiler(CompileSpec()) if compile_time else None
     counts: Counter = Counter()

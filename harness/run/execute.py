@@ -21,10 +21,9 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from oracles.model import CallRecord, ExcInfo, Observation
-from oracles.snapshot import take, take_tracked
-
-from .compilers import Compiler
+from dynfuzz.oracles.model import CallRecord, ExcInfo, Observation
+from dynfuzz.oracles.snapshot import take, take_tracked
+from dynfuzz.run.compilers import Compiler
 
 PROGRAM_MODULE = "dynfuzz_program"
 PLAN_NAMES = {"inputs", "between", "CALLS", "COMPILE_OPTIONS", "ENTRY", "DYNFUZZ"}

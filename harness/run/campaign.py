@@ -14,14 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generators.case import Case, case_seed, draw_case
-from oracles import Finding, finding
-
-from .compilers import CompileSpec, make_compiler
-from .known import KnownIssues
-from .plot import write_progress_svg
-from .progress import Reporter
-from .repro import torch_version, write_finding
+from dynfuzz.generators.case import Case, case_seed, draw_case
+from dynfuzz.oracles import Finding, finding
+from dynfuzz.report.plot import write_progress_svg
+from dynfuzz.run.compilers import CompileSpec, make_compiler
+from dynfuzz.run.progress import Reporter
+from dynfuzz.triage.known import KnownIssues
+from dynfuzz.triage.repro import torch_version, write_finding
 
 
 @dataclass
@@ -75,7 +74,7 @@ class Campaign:
         self.findings_db = None
         self.to_replay: list[Case] = []
         if config.database is not None:
-            from .exampledb import FindingsDB
+            from dynfuzz.run.exampledb import FindingsDB
 
             self.findings_db = FindingsDB.at(config.database, config.families)
             self.to_replay = self.findings_db.replay_cases()
@@ -88,7 +87,7 @@ class Campaign:
         t0 = time.monotonic()
         pool = None
         if cfg.workers > 0:
-            from .workers import Pool
+            from dynfuzz.run.workers import Pool
 
             pool = Pool(cfg.workers, cfg.spec, cfg.case_timeout)
             compiler = None
@@ -173,7 +172,7 @@ class Campaign:
         return case
 
     def _run_inline(self, compiler) -> None:
-        from .judge import judge
+        from dynfuzz.run.judge import judge
 
         case = self._next_case()
         self._write_inflight(0, case)
@@ -293,6 +292,6 @@ class Campaign:
 
 
 def _severity(f: Finding) -> int:
-    from oracles.model import SEVERITY
+    from dynfuzz.oracles.model import SEVERITY
 
     return SEVERITY.get(f.severity, 0)

@@ -8,11 +8,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from generators.case import Case
-from oracles import Finding, Observations, run_oracles
-
-from .compilers import Compiler, CompileSpec
-from .execute import observe
+from dynfuzz.generators.case import Case
+from dynfuzz.oracles import Finding, Observations, run_oracles
+from dynfuzz.run.compilers import Compiler, CompileSpec
+from dynfuzz.run.execute import observe
 
 
 @dataclass
@@ -66,11 +65,11 @@ def _reference(case: Case, spec: CompileSpec, compiler: Compiler, obs: Observati
     """The reference trace (None when off or unsupported) and, when enabled, the guard perturbations."""
     if not reference:
         return None, {"status": "off"}
-    from .reference import try_trace
+    from dynfuzz.run.reference import try_trace
 
     trace, info = try_trace(case, spec.device)
     if trace is not None and guards and trace.calls and trace.first.error is None:
-        from .guards import guard_check
+        from dynfuzz.run.guards import guard_check
 
         start = time.perf_counter()
         obs.extra["guards"] = guard_check(case, compiler, trace, spec.device)

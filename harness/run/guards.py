@@ -27,13 +27,11 @@ from typing import Any
 
 import sympy
 import torch
-
-from generators.case import Case
-from oracles.snapshot import diff, take
-from reference_impl import Trace
-
-from .compilers import Compiler, TorchCompiler
-from .execute import exc_info, load_program, program_state
+from dynfuzz.generators.case import Case
+from dynfuzz.oracles.snapshot import diff, take
+from dynfuzz.reference_impl import Trace
+from dynfuzz.run.compilers import Compiler, TorchCompiler
+from dynfuzz.run.execute import exc_info, load_program, program_state
 
 MAX_VIOLATING = 4
 MAX_NEUTRAL = 2

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
 
-from .errors import UsageError
-from .known import KnownIssues
+from dynfuzz.errors import UsageError
+from dynfuzz.triage.known import KnownIssues
 
-CORPUS_DIR = Path(__file__).resolve().parent.parent / "corpus"
+CORPUS_DIR = Path(__file__).resolve().parents[2] / "corpus"
 BAD_VERDICTS = ("NEW", "CHANGED", "ERROR")
 SELF_KINDS = ("reference-bug",)  # a bug in dynfuzz's reference tracer, not in torch: noted, not a verdict
 
@@ -100,10 +100,9 @@ def _restore_dynamo_config(before: dict) -> None:
 def run_entry(path: str, known_path: str | None = None) -> Outcome:
     """Judge one corpus entry with the compile settings in its metadata (in this process)."""
     import torch._dynamo.config as config
-
-    from .compilers import CompileSpec, make_compiler, quiet_torch_logs
-    from .judge import judge
-    from .repro import read_program
+    from dynfuzz.run.compilers import CompileSpec, make_compiler, quiet_torch_logs
+    from dynfuzz.run.judge import judge
+    from dynfuzz.triage.repro import read_program
 
     quiet_torch_logs()
     start = time.perf_counter()

@@ -1,18 +1,13 @@
 """`corpus/known_issues.toml`: signatures already reported upstream, which campaigns do not re-report."""
 from __future__ import annotations
 
-import sys
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from dynfuzz.errors import UsageError
 
-from .errors import UsageError
-
-DEFAULT_PATH = Path(__file__).resolve().parent.parent / "corpus" / "known_issues.toml"
+DEFAULT_PATH = Path(__file__).resolve().parents[2] / "corpus" / "known_issues.toml"
 
 
 @dataclass

@@ -14,11 +14,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from generators.case import Case
-from oracles import Finding
-
-from .compilers import CompileSpec
-from .errors import UsageError
+import dynfuzz.oracles.snapshot as _snapshot
+from dynfuzz.errors import UsageError
+from dynfuzz.generators.case import Case
+from dynfuzz.oracles import Finding
+from dynfuzz.run.compilers import CompileSpec
 
 _HERE = Path(__file__).resolve().parent
 
@@ -31,7 +31,7 @@ def torch_version() -> str:
 
 
 def _checker_source() -> str:
-    snapshot = (_HERE.parent / "oracles" / "snapshot.py").read_text()
+    snapshot = Path(_snapshot.__file__).read_text()
     snapshot = snapshot.split('"""', 2)[2].lstrip() if snapshot.startswith('"""') else snapshot
     template = (_HERE / "standalone.py").read_text()
     lines = template.splitlines()

@@ -7,7 +7,7 @@ import warnings
 import torch
 
 if "take" not in globals():  # running this template directly (tests) rather than inlined
-    from oracles.snapshot import diff, take, take_tracked
+    from dynfuzz.oracles.snapshot import diff, take, take_tracked
 
 
 def run_mode(source, compiled):

@@ -17,14 +17,13 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from generators.case import Case
-
-from .compilers import CompileSpec
+from dynfuzz.generators.case import Case
+from dynfuzz.run.compilers import CompileSpec
 
 
 def _worker_main(conn: Connection, spec: CompileSpec) -> None:
-    from .compilers import make_compiler
-    from .judge import judge
+    from dynfuzz.run.compilers import make_compiler
+    from dynfuzz.run.judge import judge
 
     compiler = make_compiler(spec)
     conn.send(("ready", None))

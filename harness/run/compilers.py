@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from .compiler_base import COMPILE_DEFAULTS, Compiler, CompileSpec
+from dynfuzz.run.compiler_base import COMPILE_DEFAULTS, Compiler, CompileSpec
 
 __all__ = ["BACKENDS", "COMPILE_DEFAULTS", "DEVICES", "CompileSpec", "Compiler", "TorchCompiler", "compiler_names",
            "make_compiler", "quiet_torch_logs"]
@@ -70,12 +70,12 @@ def make_compiler(spec: CompileSpec) -> Compiler:
     """The compiler named by `spec.compiler`: `torch`, or one of the registered doubles."""
     if spec.compiler == "torch":
         return TorchCompiler(spec)
-    from .doubles import DOUBLES
+    from dynfuzz.doubles import DOUBLES
 
     return DOUBLES[spec.compiler](spec)
 
 
 def compiler_names() -> list[str]:
-    from .doubles import DOUBLES
+    from dynfuzz.doubles import DOUBLES
 
     return ["torch", *sorted(DOUBLES)]

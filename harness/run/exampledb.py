@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from dynfuzz.generators.case import Case, redraw
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase, choices_from_bytes, choices_to_bytes
-
-from generators.case import Case, redraw
 
 
 def _key(families: tuple[str, ...]) -> bytes:

@@ -1,0 +1,1 @@
+"""Triage: minimizing, reducing, repro scripts, known issues, corpus replay."""
