@@ -32,6 +32,14 @@ def _spec(args) -> CompileSpec:
 
         if not torch.cuda.is_available():
             raise UsageError("--device cuda asked for, but CUDA is not available on this machine")
+    mutants = getattr(args, "mutant", None) or []
+    if mutants:
+        from dynfuzz.mutants import enable, load
+
+        unknown = sorted(set(mutants) - set(load()))
+        if unknown:
+            raise UsageError(f"unknown mutant {unknown[0]!r}; choose from {', '.join(sorted(load())) or '(none)'}")
+        enable(mutants)
     guards = bool(getattr(args, "guards", False))
     reference = bool(getattr(args, "reference", False)) or guards
     return CompileSpec(args.compiler, args.backend, args.device, args.fullgraph, args.dynamic, reference, guards)
@@ -74,6 +82,8 @@ def _add_compile_flags(p: argparse.ArgumentParser, defaults: bool = True) -> Non
                    help="also trace every case with the reference tracer and self-check it (reference-bug findings)")
     p.add_argument("--guards", action="store_true",
                    help="also probe guards: perturb the call plan from the reference trace (about 1-2 s a case)")
+    p.add_argument("--mutant", action="append", default=[], metavar="NAME",
+                   help="for dynfuzz's own tests: break torch with a named mutant (dynfuzz.mutants) in every worker")
 
 
 def cmd_fuzz(args) -> int:

@@ -67,7 +67,13 @@ def quiet_torch_logs() -> None:
 
 
 def make_compiler(spec: CompileSpec) -> Compiler:
-    """The compiler named by `spec.compiler`: `torch`, or one of the registered doubles."""
+    """The compiler named by `spec.compiler`: `torch`, or one of the registered doubles.
+
+    Mutants named in the environment (dynfuzz.mutants, test-only) are applied first, so that every
+    spawned worker runs the same broken torch as its parent."""
+    from dynfuzz.mutants import apply_from_env
+
+    apply_from_env()
     if spec.compiler == "torch":
         return TorchCompiler(spec)
     from dynfuzz.doubles import DOUBLES
