@@ -7,13 +7,11 @@ optional `COMPILE_OPTIONS` (extra `torch.compile` keyword arguments).
 """
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass, field
-
-from hypothesis.internal.conjecture.data import ConjectureData
 
 from .compose import programs
 from .families import load_families
+from .hypothesis_compat import data_for_choices, data_from_seed
 from .render import render
 
 
@@ -41,7 +39,7 @@ def case_seed(campaign_seed: int, index: int) -> int:
 def draw_case(seed: int, families: tuple[str, ...] = ()) -> Case:
     """Draw the program for `seed` deterministically (same seed, same bytes on every machine)."""
     load_families()
-    data = ConjectureData(random=random.Random(seed))
+    data = data_from_seed(seed)
     program = data.draw(programs(families))
     return case_from_program(program, seed=seed, families=families, choices=tuple(data.choices))
 
@@ -49,7 +47,7 @@ def draw_case(seed: int, families: tuple[str, ...] = ()) -> Case:
 def redraw(choices: tuple, families: tuple[str, ...] = ()) -> Case:
     """Re-draw a case from its recorded Hypothesis choice sequence."""
     load_families()
-    data = ConjectureData.for_choices(choices)
+    data = data_for_choices(choices)
     program = data.draw(programs(families))
     return case_from_program(program, families=families, choices=tuple(choices))
 

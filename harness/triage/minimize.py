@@ -15,7 +15,6 @@ import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from random import Random
 from typing import Any
 
 from dynfuzz.errors import UsageError
@@ -87,8 +86,7 @@ def _with_choices(case: Case) -> Case:
 def shrink_choices(case: Case, judge_: Judge, deadline: float, max_examples: int = 300) -> Case | None:
     """Stage 1: Hypothesis's shrinker over the case's choice sequence, toward the same signature."""
     from dynfuzz.generators.compose import programs
-    from hypothesis import HealthCheck, settings
-    from hypothesis.internal.conjecture.engine import ConjectureRunner
+    from dynfuzz.generators.hypothesis_compat import shrink_choices as hypothesis_shrink
 
     def test_fn(data) -> None:
         program = data.draw(programs(case.families))
@@ -98,17 +96,12 @@ def shrink_choices(case: Case, judge_: Judge, deadline: float, max_examples: int
         if judge_.finding(candidate) is not None:
             data.mark_interesting(("same-signature", judge_.target.signature))
 
-    runner = ConjectureRunner(test_fn, settings=settings(database=None, max_examples=max_examples, deadline=None,
-                                                         suppress_health_check=list(HealthCheck)),
-                              random=Random(0))
-    runner.cached_test_function(case.choices)
-    if not runner.interesting_examples:
+    shrunk_choices = hypothesis_shrink(case.choices, test_fn, max_examples=max_examples)
+    if shrunk_choices is None:
         return None
-    runner.shrink_interesting_examples()
-    result = min(runner.interesting_examples.values(), key=lambda r: (len(r.choices), r.choices))
     from dynfuzz.generators.case import redraw
 
-    shrunk = redraw(tuple(result.choices), case.families)
+    shrunk = redraw(shrunk_choices, case.families)
     return replace(shrunk, seed=case.seed)
 
 

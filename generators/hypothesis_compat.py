@@ -1,0 +1,66 @@
+"""The one place dynfuzz reaches into Hypothesis's private API (`hypothesis.internal`).
+
+Campaigns draw programs outside a `@given` test, from their own seeds and recorded choice sequences,
+and minimization shrinks a choice sequence toward "same failure": Hypothesis has no public API for
+either. Everything private goes through the few functions here, each written to work on the oldest and
+the newest release that pyproject.toml allows (tox envs `hypothesis-oldest` / `hypothesis-newest`).
+Renames seen so far: 6.170 `ConjectureRunner.interesting_examples` -> `interesting_test_cases`,
+`shrink_interesting_examples()` -> `shrink_interesting_test_cases()`.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from random import Random
+from typing import Any
+
+from hypothesis import HealthCheck, settings
+from hypothesis.internal.conjecture.data import ConjectureData
+from hypothesis.internal.conjecture.engine import ConjectureRunner
+
+__all__ = ["ConjectureData", "data_for_choices", "data_from_seed", "primitive_integer", "shrink_choices"]
+
+
+def data_from_seed(seed: int) -> ConjectureData:
+    """A fresh ConjectureData drawing at random from `seed` (same seed, same choices on every machine)."""
+    return ConjectureData(random=Random(seed))
+
+
+def data_for_choices(choices: tuple | list) -> ConjectureData:
+    """A ConjectureData that replays a recorded choice sequence (StopTest, a BaseException, when it runs out)."""
+    return ConjectureData.for_choices(tuple(choices))
+
+
+def primitive_integer(draw: Callable[..., Any]) -> Callable[[int, int], int] | None:
+    """`ConjectureData.draw_integer` behind a bound `data.draw`, or None (outside a ConjectureData, or on a
+    release without it). It records the same choice as `st.integers(lo, hi)` without the per-draw strategy
+    machinery, which dominated generation time."""
+    data = getattr(draw, "__self__", None)
+    if not isinstance(data, ConjectureData):
+        return None
+    return getattr(data, "draw_integer", None)
+
+
+def _interesting(runner: ConjectureRunner) -> dict[Any, Any]:
+    found = getattr(runner, "interesting_test_cases", None)
+    return found if found is not None else runner.interesting_examples
+
+
+def _shrink(runner: ConjectureRunner) -> None:
+    shrink = getattr(runner, "shrink_interesting_test_cases", None) or runner.shrink_interesting_examples
+    shrink()
+
+
+def shrink_choices(choices: tuple, test_fn: Callable[[ConjectureData], None], max_examples: int = 300,
+                   seed: int = 0) -> tuple | None:
+    """Shrink `choices` with Hypothesis's shrinker; `test_fn(data)` calls `data.mark_interesting(key)` when
+    the drawn value still fails. Returns the smallest interesting choice sequence, or None when the
+    original sequence is not interesting."""
+    runner = ConjectureRunner(test_fn, settings=settings(database=None, max_examples=max_examples, deadline=None,
+                                                         suppress_health_check=list(HealthCheck)),
+                              random=Random(seed))
+    runner.cached_test_function(tuple(choices))
+    if not _interesting(runner):
+        return None
+    _shrink(runner)
+    best = min(_interesting(runner).values(), key=lambda r: (len(r.choices), r.choices))
+    return tuple(best.choices)
