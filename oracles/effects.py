@@ -26,9 +26,10 @@ def effects(case, obs: Observations, trace=None) -> list[Finding]:
             break  # illegal-on-purpose programs are judged by the `illegal` oracle
         diffs = Diffs()
         for root in STATE_ROOTS:
-            found = without_grads(diff(section(e_call.state, root), section(c_call.state, root), root, limit=200))
-            diffs.extend(found)
-            diffs.kinds.update(found.kinds)
+            root_diffs = without_grads(diff(section(e_call.state, root), section(c_call.state, root), root,
+                                            limit=200))
+            diffs.extend(root_diffs)
+            diffs.kinds.update(root_diffs.kinds)
         if not diffs:
             continue
         i = e_call.index

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from dynfuzz.generators.case import Case, redraw
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase, choices_from_bytes, choices_to_bytes
+from hypothesis.errors import StopTest
 
 
 def _key(families: tuple[str, ...]) -> bytes:
@@ -40,7 +41,8 @@ class FindingsDB:
             choices = choices_from_bytes(blob)
             try:
                 cases.append(redraw(tuple(choices), self.families) if choices is not None else None)
-            except Exception:  # generators changed since the entry was saved: it no longer draws
+            except (Exception, StopTest):  # generators changed since it was saved: it no longer draws (StopTest:
+                # the saved choices ran out mid-draw; a BaseException, so `except Exception` alone misses it)
                 self.db.delete(self.key, blob)
                 continue
         return [c for c in cases if c is not None]
