@@ -26,6 +26,14 @@ def judge_source():
 
 
 def pytest_collection_modifyitems(config, items):
+    import shutil
+
+    for item in items:
+        for mark in item.iter_markers("requires"):
+            missing = [p for p in mark.args if shutil.which(p) is None]
+            if missing:
+                item.add_marker(pytest.mark.skip(reason=f"needs {', '.join(missing)} on PATH, which is absent "
+                                                        f"(apt-get install redis-server chromium; see README)"))
     if torch.cuda.is_available():
         return
     skip = pytest.mark.skip(reason="needs CUDA")
