@@ -11,8 +11,11 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from math import prod
+from typing import TypeVar
 
 from . import ir
+
+T = TypeVar("T")
 
 BOUND_LIMIT = 1e3  # values past this are squashed with tanh before growing further
 
@@ -81,11 +84,13 @@ class Builder:
         self.calls = 2
         self.returns: list[ir.Expr] = []
         self.compile_options: dict[str, object] = {}
+        self.dynamo_config: dict[str, object] = {}  # torch._dynamo.config patched around the compiled call only
         self.entry_decorators: list[ir.Expr] = []
         self.entry_factory: ir.Def | None = None
         self.eager_variant: Callable[[ir.Program], ir.Program] | None = None  # builds Program.eager_program
         self.intended_error: str | None = None  # set by a fragment that draws an illegal-on-purpose construct
         self._counters: dict[str, int] = {}
+        self._family_state: dict[str, object] = {}
 
     # ---- names and tags ----
     def fresh(self, prefix: str) -> str:
@@ -95,6 +100,12 @@ class Builder:
 
     def tag(self, *tags: str) -> None:
         self.tags.update(tags)
+
+    def state(self, key: str, factory: Callable[[], T]) -> T:
+        """Per-program facts a family tracks beyond shapes (layouts, aliasing), created on first use."""
+        if key not in self._family_state:
+            self._family_state[key] = factory()
+        return self._family_state[key]  # type: ignore[return-value]
 
     # ---- statements ----
     def emit(self, *stmts: ir.Stmt) -> None:

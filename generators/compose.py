@@ -35,8 +35,14 @@ def _table(families: tuple[str, ...]) -> list[Fragment]:
 
 
 @st.composite
-def programs(draw, families: tuple[str, ...] = (), max_fragments: int = 4) -> ir.Program:
-    """A valid-by-construction program. `programs(("closures",))` draws from one family plus `basic` filler."""
+def programs(draw, families: tuple[str, ...] = (), max_fragments: int = 4, picker=None) -> ir.Program:
+    """A valid-by-construction program. `programs(("closures",))` draws from one family plus `basic` filler.
+
+    `picker(draw, table)`, when given, replaces the uniform draw of each fragment from its table: coverage-
+    guided campaigns weight fragments through it. It must record its pick as the same choice `choose` would
+    (a forced draw of the index), so that the program re-draws from its choices alone, without the picker.
+    """
+    pick = picker or choose
     table = _table(families)
     featured = [f for f in table if f.family != "basic"] or table
     b = Builder()
@@ -45,12 +51,12 @@ def programs(draw, families: tuple[str, ...] = (), max_fragments: int = 4) -> ir
         shape = choose(draw, SHAPES)
         b.add_input("xyz"[i], shape, offset=0.5 * i)
     # One featured construct is always drawn, so every case exercises its family.
-    use(draw, b, choose(draw, featured))
+    use(draw, b, pick(draw, featured))
     # A "one more?" flag before each extra fragment (not a count drawn up front) lets the
     # shrinker delete any single fragment, so failing programs shrink to the construct that matters.
     extras = 0
     while extras < max_fragments - 1 and integer(draw, 0, 3) != 0:  # go on with probability 3/4
-        use(draw, b, choose(draw, table))
+        use(draw, b, pick(draw, table))
         extras += 1
     return finish(b)
 
@@ -89,9 +95,13 @@ def finish(b: Builder) -> ir.Program:
     if b.compile_options:
         items = tuple((ir.Const(k), ir.Const(v)) for k, v in sorted(b.compile_options.items()))
         body.append(ir.Assign(ir.Name("COMPILE_OPTIONS"), ir.DictExpr(items)))
+    if b.dynamo_config:
+        items = tuple((ir.Const(k), ir.Const(v)) for k, v in sorted(b.dynamo_config.items()))
+        body.append(ir.Assign(ir.Name("DYNAMO_CONFIG"), ir.DictExpr(items)))
     if b.between:
         body.append(ir.Def("between", (ir.Param("call"),), tuple(b.between)))
-    program = ir.Program(tuple(body), b.entry, frozenset(b.tags), intended_error=b.intended_error)
+    program = ir.Program(tuple(body), b.entry, frozenset(b.tags), intended_error=b.intended_error,
+                         dynamo_config=tuple(sorted(b.dynamo_config.items())))
     if b.eager_variant is not None:
         program = replace(program, eager_program=b.eager_variant(program))
     return program

@@ -164,7 +164,8 @@ def _branch_locals(draw, b: Builder, site: Site, params: list[TensorVar], privat
     sized = [p for p in params if p.shape]
     if (sized or private) and want_size:
         c = b.fresh("c")
-        if private and chance(draw, 2):
+        # `chance` is drawn whenever there is a private operand, so that seeds keep their choices.
+        if private and (chance(draw, 2) or not sized):
             stmts.append(ir.Assign(ir.Name(c), ir.method(ir.Name(private), "size", ir.Const(0))))
             caps.append(Capture("size", ir.Name(c), float(site.private_max)))
         else:

@@ -219,6 +219,7 @@ class Program:
     tags: frozenset[str] = field(default_factory=frozenset)
     eager_program: Program | None = None  # an equivalent program eager runs instead (cond as a plain `if`)
     intended_error: str | None = None  # the exception an illegal-on-purpose program is built to raise
+    dynamo_config: tuple[tuple[str, Any], ...] = ()  # torch._dynamo.config patched around the compiled call
 
 
 # ---- small constructors that keep strategies readable --------------------------

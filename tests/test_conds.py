@@ -235,3 +235,10 @@ def test_a_marked_input_crosses_the_size_cut_without_recompiling_or_diverging():
         assert frames == frames[:1] * len(frames), (frames, case.source)  # one graph serves every size
         spec = CompileSpec(compiler="torch")
         assert judge(case, make_compiler(spec), spec).findings == [], case.source
+
+
+def test_branch_locals_with_only_a_private_operand_do_not_choose_from_nothing():
+    """Seed 303012802 (family mix): a `def` branch whose operands are all 0-d, beside a size-varying private
+    operand, chose a sized operand from an empty list (ValueError while drawing, about 1 in 13,000)."""
+    case = draw_case(303012802)
+    assert "capture-size" in case.tags and "size-varying-calls" in case.tags

@@ -271,3 +271,54 @@ def test_snapshot_tells_each_metadata_aspect_apart(mutate, aspect):
         return take({"args": (x, y)})
 
     assert aspect in {a for _, a, _, _ in diff(state(False), state(True))}
+
+
+# ---- generator validity bugs, each by its seed ----------------------------------------------------
+
+
+def test_an_aliased_argument_is_built_from_the_input_as_passed_in():
+    """Seed 3000434 (`sample -n 1000 --seed 3 --family resizes`): an `out=` op had resized `x` to 2-D in the
+    body, and a later aliased argument was then built as `x.t()` in `inputs()`, where `x` is still 3-D."""
+    case = draw_case(case_seed(3, 425), FAMILY)
+    assert case.seed == 3000434
+    obs = observe(case.source, case.entry, "cpu", None, "eager")
+    assert obs.setup_error is None and not [c.error for c in obs.calls if c.error]
+
+
+def test_no_program_reads_memory_a_resize_left_uninitialised():
+    """With `fill_uninitialized_memory`, every byte a resize adds is NaN: a program that reads one (a view
+    resized past its storage, an alias copied from after its resize) would return NaN."""
+    from torch.utils import deterministic
+
+    prev = torch.are_deterministic_algorithms_enabled(), deterministic.fill_uninitialized_memory
+    torch.use_deterministic_algorithms(True)
+    deterministic.fill_uninitialized_memory = True
+    bad = []
+    try:
+        for i in range(150):
+            case = draw_case(case_seed(31, i), FAMILY)
+            if "resize_" not in case.tags and "resize_as_" not in case.tags and "out-resize" not in case.tags:
+                continue
+            obs = observe(case.source, case.entry, "cpu", None, "eager", keep_live=True)
+            for call in obs.calls:
+                live = (call.outputs, call.args)
+                if call.error is None and any(t.isnan().any() for t in _tensors(live) if t.is_floating_point()):
+                    bad.append(case.seed)
+                    break
+    finally:
+        torch.use_deterministic_algorithms(prev[0])
+        deterministic.fill_uninitialized_memory = prev[1]
+    assert not bad, bad
+
+
+def _tensors(value):
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _tensors(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _tensors(v)
+    elif hasattr(value, "__dict__") and not isinstance(value, type):
+        yield from _tensors(vars(value))

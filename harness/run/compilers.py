@@ -14,7 +14,7 @@ from typing import Any
 from dynfuzz.run.compiler_base import COMPILE_DEFAULTS, Compiler, CompileSpec
 
 __all__ = ["BACKENDS", "COMPILE_DEFAULTS", "DEVICES", "CompileSpec", "Compiler", "TorchCompiler", "compiler_names",
-           "make_compiler", "quiet_torch_logs"]
+           "make_compiler", "quiet_torch_logs", "with_dynamo_config"]
 
 BACKENDS = ("eager", "aot_eager", "inductor")
 DEVICES = ("cpu", "cuda")
@@ -57,6 +57,18 @@ class TorchCompiler(Compiler):
         from torch._dynamo.utils import counters
 
         return sum(counters["graph_break"].values())
+
+
+def with_dynamo_config(fn: Callable, config: dict[str, Any]) -> Callable:
+    """`fn` run under `torch._dynamo.config.patch(**config)`: a program's DYNAMO_CONFIG applies to its
+    compiled calls only (eager, which also runs Dynamo inside `torch.cond`, keeps the defaults)."""
+    import torch._dynamo
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with torch._dynamo.config.patch(**config):
+            return fn(*args, **kwargs)
+
+    return run
 
 
 def quiet_torch_logs() -> None:

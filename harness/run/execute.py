@@ -23,10 +23,10 @@ from typing import Any
 
 from dynfuzz.oracles.model import CallRecord, ExcInfo, Observation
 from dynfuzz.oracles.snapshot import take, take_tracked
-from dynfuzz.run.compilers import Compiler
+from dynfuzz.run.compilers import Compiler, with_dynamo_config
 
 PROGRAM_MODULE = "dynfuzz_program"
-PLAN_NAMES = {"inputs", "between", "CALLS", "COMPILE_OPTIONS", "ENTRY", "DYNFUZZ"}
+PLAN_NAMES = {"inputs", "between", "CALLS", "COMPILE_OPTIONS", "DYNAMO_CONFIG", "ENTRY", "DYNFUZZ"}
 _serial = itertools.count()
 
 
@@ -102,6 +102,10 @@ def _run_plan(ns, entry, device, compiler, obs, keep_live) -> None:
     options = dict(ns.get("COMPILE_OPTIONS", {}))
     obs.extra["compile_options"] = options
     target: Callable = compiler.compile(fn, options) if compiler else fn
+    config = dict(ns.get("DYNAMO_CONFIG", {})) if compiler else {}
+    if config:
+        obs.extra["dynamo_config"] = config
+        target = with_dynamo_config(target, config)
     calls = int(ns.get("CALLS", 2))
     for i in range(calls):
         between_value, between_error = None, None

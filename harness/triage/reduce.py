@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-PROTECTED = {"inputs", "between", "CALLS", "COMPILE_OPTIONS", "torch", "device", "call"}
+PROTECTED = {"inputs", "between", "CALLS", "COMPILE_OPTIONS", "DYNAMO_CONFIG", "torch", "device", "call"}
 
 
 @dataclass
