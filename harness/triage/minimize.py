@@ -4,27 +4,27 @@ Stage 1 re-runs Hypothesis's shrinker on the choice sequence that drew the
 program (generated cases only); stage 2 reduces the rendered source with
 `harness.reduce`. Both accept a smaller program only when the same signature
 (so the same oracle) reappears and eager still behaves as it did. The result
-is a short standalone script: the program plus the compact checker.
+is a short repro (`dynfuzz.triage.repro`): the program, the compile call, the oracle's check.
 """
 from __future__ import annotations
 
-import ast
-import pprint
-import subprocess
-import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from dynfuzz.errors import UsageError
 from dynfuzz.generators.case import Case, case_from_program, draw_case
 from dynfuzz.oracles import Finding
 from dynfuzz.run.compilers import Compiler, CompileSpec, make_compiler
 from dynfuzz.run.judge import judge
-from dynfuzz.triage.compact import CHECKER
 from dynfuzz.triage.reduce import ReduceStats, reduce_source
-from dynfuzz.triage.repro import SavedProgram, render_script, torch_version
+from dynfuzz.triage.repro import (  # noqa: F401 - the renderers moved to repro.py; still importable here
+    SavedProgram,
+    render_entry,
+    render_minimized,
+    script_exit_code,
+    write_minimized,
+)
 
 
 @dataclass(frozen=True)
@@ -152,71 +152,6 @@ def minimize(case: Case, spec: CompileSpec, budget: float, signature: str | None
             if found is not None:
                 case, finding = reduced, found
     return Minimized(case, finding, time.monotonic() - start, original, stage1, stats)
-
-
-def _literal(text: str | None) -> str:
-    if text is None:
-        return "None"
-    if "'''" not in text and "\\" not in text:
-        return "r'''\n" + text.strip("\n") + "\n'''"
-    return repr(text)
-
-
-def render_minimized(m: Minimized, spec: CompileSpec, origin: dict[str, Any] | None = None) -> str:
-    """A short bug-report script: title, metadata, the program, the compact checker."""
-    origin = origin or {}
-    f = m.finding
-    meta = {
-        "oracle": f.oracle, "kind": f.kind, "signature": f.signature, "title": f.title,
-        "tags": sorted(m.case.tags or origin.get("tags", ())), "torch": torch_version(),
-        "backend": spec.backend, "device": spec.device, "fullgraph": spec.fullgraph, "compiler": spec.compiler,
-        "entry": m.case.entry, "seed": m.case.seed, "families": list(m.case.families),
-        "status": origin.get("status", "open"), "upstream": origin.get("upstream"),
-    }
-    when = "When found:\n" + "\n".join("    " + d for d in f.details[:4])
-    return render_entry(meta, m.case.source, m.case.eager_source, f"Minimized by dynfuzz. {when}")
-
-
-def render_entry(meta: dict[str, Any], source: str, eager_source: str | None = None, about: str = "") -> str:
-    """The saved-finding layout with the compact checker: used for minimized repros and corpus entries."""
-    spec = CompileSpec(meta.get("compiler", "torch"), meta["backend"], meta["device"], meta["fullgraph"])
-    doc = (f'"""{meta["title"]}\n\ntorch {meta["torch"]}, torch.compile({_compile_args(spec)}).\n'
-           f"{about.strip()}\n\n"
-           f"Run: python THIS_FILE.py  (exit 1 while the divergence is present, 0 once fixed)\n" + '"""')
-    doc = doc.replace("\\", "\\\\")
-    return (f"{doc}\nDYNFUZZ = {pprint.pformat(meta, width=110, sort_dicts=False)}\n\n"
-            f"PROGRAM = {_literal(source)}\n\nEAGER_PROGRAM = {_literal(eager_source)}\n"
-            f"{CHECKER}")
-
-
-def _compile_args(spec: CompileSpec) -> str:
-    args = [f'backend="{spec.backend}"']
-    if spec.fullgraph:
-        args.append("fullgraph=True")
-    if spec.dynamic is not None:
-        args.append(f"dynamic={spec.dynamic}")
-    return ", ".join(args)
-
-
-def script_exit_code(text: str, timeout: float = 120.0) -> int | None:
-    """Run a rendered script in a fresh interpreter; its exit code, or None if it hung."""
-    try:
-        return subprocess.run([sys.executable, "-c", text], capture_output=True, timeout=timeout).returncode
-    except subprocess.TimeoutExpired:
-        return None
-
-
-def write_minimized(m: Minimized, spec: CompileSpec, out: Path, origin: dict[str, Any] | None = None,
-                    verify: bool = True) -> str:
-    """Write the compact script; when real torch found the bug and the compact checker does not show it
-    (an aspect it does not compare), fall back to the full generic checker so the script stays correct."""
-    text = render_minimized(m, spec, origin)
-    ast.parse(text)
-    if verify and spec.compiler == "torch" and script_exit_code(text) != 1:
-        text = render_script(m.case, m.finding, spec, status=(origin or {}).get("status", "open"))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text)
-    return text
 
 
 def minimize_file(saved: SavedProgram, spec: CompileSpec, budget: float, out: Path | None,
