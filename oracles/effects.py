@@ -7,9 +7,11 @@ is an `effect-lost` (the compiled code dropped a write); any other one is
 """
 from __future__ import annotations
 
+from .checks import diff_check
 from .model import Finding, Observations, finding
 from .outputs import describe, diff_key
-from .registry import oracle
+from .registry import oracle, renders
+from .policy import screen, tolerance_for
 from .sections import section
 from .snapshot import Diffs, diff, without_grads
 
@@ -26,8 +28,8 @@ def effects(case, obs: Observations, trace=None) -> list[Finding]:
             break  # illegal-on-purpose programs are judged by the `illegal` oracle
         diffs = Diffs()
         for root in STATE_ROOTS:
-            root_diffs = without_grads(diff(section(e_call.state, root), section(c_call.state, root), root,
-                                            limit=200))
+            root_diffs = screen(obs, without_grads(diff(section(e_call.state, root), section(c_call.state, root),
+                                                        root, Diffs(tolerance_for(obs)), limit=200)))
             diffs.extend(root_diffs)
             diffs.kinds.update(root_diffs.kinds)
         if not diffs:
@@ -53,3 +55,9 @@ def _changed_paths(before, after) -> set[str]:
         changed.update(path for path, aspect, *_ in diff(section(before, root), section(after, root), root, limit=200)
                        if aspect != "storage")
     return changed
+
+
+@renders("effects")
+def render_effects_check(f: Finding, case=None) -> list[str]:
+    """Assert the first piece of state the call left differently (an argument, a global, a cell...)."""
+    return diff_check(f)

@@ -87,6 +87,8 @@ class Finding:
     severity: str = "high"
     call: int | None = None
     details: tuple[str, ...] = ()
+    torch_frame: str | None = None  # innermost torch frame of the error, for bucket keys of crashes
+    layer: str | None = None  # first layer that diverges (dynamo, aot_eager, inductor), once triangulated
 
     @property
     def title(self) -> str:
@@ -120,4 +122,5 @@ def signature(oracle: str, kind: str, key: str, torch_frame: str | None = None) 
 def finding(oracle: str, kind: str, message: str, key: str, *, severity: str = "high", call: int | None = None,
             details: tuple[str, ...] = (), torch_frame: str | None = None) -> Finding:
     """Build a Finding whose signature is `(oracle, kind, normalised key, innermost torch frame)`."""
-    return Finding(oracle, kind, message, signature(oracle, kind, key, torch_frame), severity, call, details)
+    return Finding(oracle, kind, message, signature(oracle, kind, key, torch_frame), severity, call, details,
+                   torch_frame)

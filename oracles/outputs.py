@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 
+from .checks import diff_check
 from .model import Finding, Observations, finding
-from .registry import oracle
+from .registry import oracle, renders
 from .sections import section
-from .snapshot import diff, without_grads
+from .policy import screen, tolerance_for
+from .snapshot import Diffs, diff, without_grads
 
 _INDEX = re.compile(r"\[[^\]]*\]")
 
@@ -42,7 +44,8 @@ def outputs(case, obs: Observations, trace=None) -> list[Finding]:
             continue
         if getattr(case, "intended_error", None):
             break  # illegal-on-purpose programs are judged by the `illegal` oracle
-        diffs = without_grads(diff(section(e_call.state, "out"), section(c_call.state, "out"), "out", limit=200))
+        diffs = screen(obs, without_grads(diff(section(e_call.state, "out"), section(c_call.state, "out"), "out",
+                                               Diffs(tolerance_for(obs)), limit=200)))
         if diffs:
             i = e_call.index
             aspects = sorted({aspect for _, aspect, _, _ in diffs})
@@ -50,3 +53,9 @@ def outputs(case, obs: Observations, trace=None) -> list[Finding]:
                                  diff_key(diffs, case, i), call=i, details=tuple(describe(diffs))))
             break  # later calls usually repeat the same divergence
     return found
+
+
+@renders("outputs")
+def render_outputs_check(f: Finding, case=None) -> list[str]:
+    """Assert the first output aspect that differed."""
+    return diff_check(f)

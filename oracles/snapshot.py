@@ -193,13 +193,13 @@ def tolerance(dtype):
     return 0.0, 0.0
 
 
-def values_close(a, b):
-    """NaN-equal, dtype-aware closeness of two same-shape CPU tensors."""
+def values_close(a, b, tol=None):
+    """NaN-equal, dtype-aware closeness of two same-shape CPU tensors (`tol`: dtype -> (rtol, atol))."""
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
     if not a.dtype.is_floating_point and not a.dtype.is_complex:
         return bool(torch.equal(a, b))
-    rtol, atol = tolerance(a.dtype)
+    rtol, atol = (tol or tolerance)(a.dtype)
     return bool(torch.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True))
 
 
@@ -208,11 +208,13 @@ _BUILTIN_CONTAINERS = {"list", "tuple", "dict", "set", "frozenset", "deque", "Or
 
 class Diffs(list):
     """The differences found, plus `kinds`: for each container path reached, what kind of container it is
-    (`set`, `set-subclass`, `deque-maxlen`...), which tells apart bugs that diverge at the same path shape."""
+    (`set`, `set-subclass`, `deque-maxlen`...), which tells apart bugs that diverge at the same path shape.
+    `tolerance` (dtype -> (rtol, atol)), when given, replaces `tolerance()` for the values compared into it."""
 
-    def __init__(self):
+    def __init__(self, tolerance=None):
         super().__init__()
         self.kinds = {}
+        self.tolerance = tolerance
 
 
 def without_grads(diffs, limit=20):
@@ -245,7 +247,7 @@ def diff(expected, actual, path="", out=None, limit=20):
             if e.meta[k] != a.meta.get(k) and not (k == "mutated" and None in (e.meta[k], a.meta.get(k))):
                 out.append((path, k, e.meta[k], a.meta.get(k)))
         if e.meta["shape"] == a.meta["shape"] and e.meta["dtype"] == a.meta["dtype"] \
-                and not values_close(e.data, a.data):
+                and not values_close(e.data, a.data, getattr(out, "tolerance", None)):
             out.append((path, "values", _short(e.data), _short(a.data)))
         diff(e.grad, a.grad, path + ".grad", out, limit)
         _diff_attrs(e.attrs, a.attrs, path, out, limit)

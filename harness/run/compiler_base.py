@@ -25,11 +25,17 @@ class CompileSpec:
     dynamic: bool | None = None
     reference: bool = False
     guards: bool = False
+    backends: tuple[str, ...] = ()  # --backends: every case also compiled on these, each judged against eager
+    cross_device: bool = False  # --cross-device: with device cuda, also compared against CPU eager
 
     def describe(self) -> str:
         parts = [f"backend={self.backend}", f"device={self.device}", f"fullgraph={self.fullgraph}"]
         if self.dynamic is not None:
             parts.append(f"dynamic={self.dynamic}")
+        if self.backends:
+            parts[0] = f"backends={','.join(self.backends)}"
+        if self.cross_device:
+            parts.append("cross-device")
         if self.compiler != "torch":
             parts.insert(0, f"compiler={self.compiler}")
         return " ".join(parts)

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 
 from dynfuzz.generators.case import Case
 from dynfuzz.oracles import Finding, Observations, run_oracles
+from dynfuzz.oracles.model import Observation
+from dynfuzz.oracles.policy import BACKEND_CONFIG, RNG_USED
 from dynfuzz.run.compilers import Compiler, CompileSpec
 from dynfuzz.run.execute import observe
 
@@ -25,10 +27,11 @@ class CaseResult:
     frames: int = 0
     graph_breaks: int = 0
     reference: dict[str, object] = field(default_factory=dict)
+    coverage: dict[str, list[int]] | None = None  # --coverage: lines this process reached first in this case
 
     @property
     def torch_seconds(self) -> float:
-        return self.timings.get("eager", 0.0) + self.timings.get("compile", 0.0) + self.timings.get("compiled_run", 0.0)
+        return sum(self.timings.get(k, 0.0) for k in ("eager", "compile", "compiled_run", "other_layers"))
 
 
 def judge(case: Case, compiler: Compiler, spec: CompileSpec, only: tuple[str, ...] = (),
@@ -42,22 +45,68 @@ def judge(case: Case, compiler: Compiler, spec: CompileSpec, only: tuple[str, ..
     reference = spec.reference or guards if reference is None else reference or guards
     start = time.perf_counter()
     compiler.reset()
+    rng = _seed_rng(spec.device)
     eager = observe(case.eager_source or case.source, case.entry, spec.device, None, "eager", keep_live=True)
-    compiled = observe(case.source, case.entry, spec.device, compiler, "compiled", keep_live=True)
-    fullgraph = bool(compiled.extra.get("compile_options", {}).get("fullgraph", spec.fullgraph))
-    obs = Observations(eager, compiled, spec.backend, spec.device, fullgraph, spec.compiler)
+    facts = {RNG_USED: _rng_advanced(rng, spec.device)}
+    obs = _compiled_observations(case, compiler, spec, spec.backend, eager, facts)
+    compiled = obs.compiled
     trace, ref_info = _reference(case, spec, compiler, obs, reference, guards)
     findings = _unique(run_oracles(case, obs, trace, only))
+    layer_timings: dict[str, float] = {}
+    if spec.backends or spec.cross_device:
+        from dynfuzz.run.layers import other_layers
+
+        findings, layer_timings = other_layers(case, spec, eager, obs, findings, only, facts)
     total = time.perf_counter() - start
     timings = {
         "eager": eager.torch_seconds,
         "compile": compiled.first_call_seconds,
         "compiled_run": compiled.torch_seconds - compiled.first_call_seconds,
+        "other_layers": sum(v for k, v in layer_timings.items() if not k.startswith(f"layer:{spec.backend}:")),
     }
     timings["harness"] = max(total - sum(timings.values()), 0.0)
     timings["total"] = total
+    timings.update(layer_timings)
     eager_ok = eager.setup_error is None and all(c.error is None for c in eager.calls)
     return CaseResult(findings, case.tags, eager_ok, timings, compiled.frames, compiled.graph_breaks, ref_info)
+
+
+def _seed_rng(device: str):
+    """Seed the generators before each mode runs (eager and compiled draw the same random numbers), and
+    return the state after seeding, to tell afterwards whether the program drew any."""
+    import torch
+
+    torch.manual_seed(0)
+    return torch.get_rng_state(), torch.cuda.get_rng_state() if device == "cuda" else None
+
+
+def _rng_advanced(seeded, device: str) -> bool:
+    import torch
+
+    cpu, cuda = seeded
+    return not torch.equal(cpu, torch.get_rng_state()) or (
+        device == "cuda" and not torch.equal(cuda, torch.cuda.get_rng_state()))
+
+
+def _compiled_observations(case: Case, compiler: Compiler, spec: CompileSpec, backend: str, eager: Observation,
+                           facts: dict) -> Observations:
+    """Run `case` through `compiler` (for `backend`) from a seeded generator, beside the eager run."""
+    _seed_rng(spec.device)
+    compiled = observe(case.source, case.entry, spec.device, compiler, "compiled", keep_live=True)
+    fullgraph = bool(compiled.extra.get("compile_options", {}).get("fullgraph", spec.fullgraph))
+    obs = Observations(eager, compiled, backend, spec.device, fullgraph, spec.compiler)
+    obs.extra.update(facts)
+    obs.extra[BACKEND_CONFIG] = _backend_config(backend)
+    return obs
+
+
+def _backend_config(backend: str) -> dict:
+    """The inductor settings the policy's rules depend on (oracles/policy.py)."""
+    if backend != "inductor":
+        return {}
+    import torch._inductor.config as cfg
+
+    return {"fallback_random": bool(cfg.fallback_random), "keep_output_stride": bool(cfg.keep_output_stride)}
 
 
 def _reference(case: Case, spec: CompileSpec, compiler: Compiler, obs: Observations, reference: bool,

@@ -1,0 +1,91 @@
+"""Which layer broke: re-run a (minimized) failing program on each backend and name the first that diverges.
+
+PyTorch engineers localize a torch.compile bug by re-running it with `backend="eager"` (Dynamo's graph
+capture only), `"aot_eager"` (adds AOTAutograd: functionalization, decompositions, the partitioner) and
+`"inductor"` (adds code generation). Each backend stacks one layer on the previous one, so the first
+backend whose run diverges from uncompiled eager names the guilty layer. `triangulate` does exactly
+that, records every backend's verdict, and on CUDA also says whether the bug needs the GPU.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+
+from dynfuzz.generators.case import Case
+from dynfuzz.oracles import Finding
+from dynfuzz.run.compilers import BACKENDS, CompileSpec
+from dynfuzz.run.layers import compiler_for, layer_of
+
+AGREES = "agrees"
+REPRODUCES = "reproduces"
+UNLOCATED = "none"  # no backend reproduces it when re-run (flaky, or needs the original flags)
+UNTRIANGULATED = ("harness",)  # dynfuzz's own crash/hang/error findings have no compiler layer
+
+_SENTENCES = {
+    "dynamo": "Diverges already with backend=eager: Dynamo's graph capture (graph, guards or side effects) "
+              "is wrong.",
+    "aot_eager": "Dynamo alone is fine; diverges from aot_eager on: AOTAutograd (functionalization, "
+                 "decompositions, partitioning).",
+    "inductor": "Dynamo and AOTAutograd are fine; diverges from inductor on: inductor's lowering or generated "
+                "code.",
+    UNLOCATED: "Does not diverge on any backend when re-run.",
+}
+
+
+@dataclass(frozen=True)
+class Layering:
+    """The first diverging layer, each backend's verdict, and which device the divergence needs."""
+
+    layer: str  # dynamo, aot_eager, inductor, or `none`
+    verdicts: dict[str, str]  # backend -> agrees | reproduces | diverges: <other finding> | error: <why>
+    device: str = "any"  # `cuda` when it diverges on CUDA but not on the CPU
+    seconds: float = 0.0
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def sentence(self) -> str:
+        text = _SENTENCES.get(self.layer, f"First diverges on layer {self.layer}.")
+        return text + (" Needs CUDA (the CPU run agrees)." if self.device == "cuda" else "")
+
+    def as_dict(self) -> dict[str, object]:
+        return {"layer": self.layer, "verdicts": dict(self.verdicts), "device": self.device,
+                "sentence": self.sentence, "seconds": round(self.seconds, 3)}
+
+
+def verdict(case: Case, finding: Finding, spec: CompileSpec, backend: str, device: str | None = None) -> str:
+    """How `case` fares on one backend (and device) against uncompiled eager, judged by the finding's oracle."""
+    from dynfuzz.run.judge import judge
+
+    run_spec = dataclasses.replace(spec, backend=backend, device=device or spec.device, backends=(),
+                                   cross_device=False, reference=False, guards=False)
+    try:
+        result = judge(case, compiler_for(run_spec, backend), run_spec, only=(finding.oracle,))
+    except Exception as e:  # dynfuzz's own failure: recorded, never a verdict about torch
+        return f"error: {type(e).__name__}: {e}"[:200]
+    if any(f.signature == finding.signature for f in result.findings):
+        return REPRODUCES
+    if result.findings:
+        return f"diverges: {result.findings[0].title}"[:200]
+    return AGREES
+
+
+def triangulate(case: Case, finding: Finding, spec: CompileSpec,
+                backends: tuple[str, ...] = BACKENDS) -> Layering:
+    """Run `case` on each backend in layer order against eager and name the first layer that diverges.
+
+    A backend counts as diverging when its run reproduces the finding or shows another divergence of the
+    same oracle (a bug can show a slightly different symptom in another layer). On CUDA, the guilty layer
+    is re-run on the CPU too: when the CPU agrees the finding needs CUDA."""
+    start = time.perf_counter()
+    if finding.oracle in UNTRIANGULATED:
+        return Layering(UNLOCATED, {}, spec.device, 0.0, {"why": "a dynfuzz harness finding has no layer"})
+    verdicts = {backend: verdict(case, finding, spec, backend) for backend in backends}
+    first = next((b for b in backends if verdicts[b] != AGREES and not verdicts[b].startswith("error")), None)
+    layer = layer_of(first) if first else UNLOCATED
+    device = "any"
+    if first and spec.device != "cpu":
+        on_cpu = verdict(case, finding, spec, first, device="cpu")
+        verdicts[f"{first}@cpu"] = on_cpu
+        device = spec.device if on_cpu == AGREES else "any"
+    return Layering(layer, verdicts, device, time.perf_counter() - start)
