@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from .model import ExcInfo, Finding, Observations, finding
-from .registry import oracle
+from .registry import oracle, renders
 
 REFUSALS = {"Unsupported", "UncapturedHigherOrderOpError", "UserError", "ConstraintViolationError",
             "FailOnRecompileLimitHit", "RecompileError"}
@@ -108,3 +108,14 @@ def _compiled_only(c: ExcInfo, i: int, fullgraph: bool) -> Finding:
                        key(c), call=i, details=detail, torch_frame=c.torch_frame)
     return finding("exceptions", "spurious-exception", f"call {i}: compiled raised {c.type}, eager did not",
                    key(c), call=i, details=detail, torch_frame=c.torch_frame)
+
+
+@renders("exceptions")
+def render_exceptions_check(f: Finding, case=None) -> list[str]:
+    """Exception parity on the diverging call: raised on both sides, or on neither, and the same type."""
+    if f.kind == "missing-exception":
+        return ['assert isinstance(c_out, Exception), f"eager raised {out!r}, compiled returned {c_out!r}"']
+    if f.kind == "exception-mismatch":
+        return ['assert isinstance(c_out, type(out)) or f"got {type(out).__name__}(" in str(c_out), '
+                'f"eager raised {out!r}, compiled raised {c_out!r}"']
+    return ['assert not isinstance(c_out, Exception), f"compiled raised {c_out!r}; eager returned normally"']

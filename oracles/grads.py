@@ -7,9 +7,10 @@ divergence is reported once, as `grad-mismatch`.
 """
 from __future__ import annotations
 
+from .checks import diff_check
 from .model import Finding, Observations, finding
 from .outputs import describe, diff_key
-from .registry import oracle
+from .registry import oracle, renders
 from .sections import section
 from .snapshot import diff
 
@@ -53,3 +54,14 @@ def grads(case, obs: Observations, trace=None) -> list[Finding]:
                                  diff_key(diffs), call=i, details=tuple(describe(diffs))))
             break  # gradients accumulate, so later calls repeat the same divergence
     return found
+
+
+@renders("grads")
+def render_grads_check(f: Finding, case=None) -> list[str]:
+    """A backward pass raising on one side only, or the first `.grad` that differs (the repro's run()
+    does the same backward pass as the harness, and keeps a backward error as the call's result)."""
+    if f.kind == "backward-crash":
+        if f.details and f.details[0].startswith("eager"):
+            return ['assert isinstance(c_out, Exception), f"eager backward raised {out!r}, compiled did not"']
+        return ['assert not isinstance(c_out, Exception), f"compiled backward raised {c_out!r}, eager did not"']
+    return diff_check(f)

@@ -10,9 +10,10 @@ The generic exception oracle skips these cases so nothing is reported twice.
 from __future__ import annotations
 
 from .grads import is_grad_path
+from .checks import diff_check
 from .model import ExcInfo, Finding, Observations, finding
 from .outputs import describe, diff_key
-from .registry import oracle
+from .registry import oracle, renders
 from .sections import ROOTS, section
 from .snapshot import diff
 
@@ -58,3 +59,22 @@ def illegal(case, obs: Observations, trace=None) -> list[Finding]:
                             f"call {i}: illegal program compiled silently with a different {diffs[0][0]}",
                             diff_key(diffs), call=i, details=(*describe(diffs), f"reference: {reference}"))]
     return []
+
+
+@renders("illegal")
+def render_illegal_check(f: Finding, case=None) -> list[str]:
+    """Compiled may refuse the illegal program (a documented error: exit 0) or agree with the plain-`if`
+    rendering eager ran; anything else is the bug."""
+    words = ", ".join(repr(w) for w in MISMATCH_WORDS)
+    refusal = ["refused = type(c_out).__name__ in (%s) or type(c_out) is type(out) or (" % ", ".join(
+        repr(n) for n in sorted(DOCUMENTED)),
+        f'    type(c_out).__name__ == "TorchRuntimeError" and any(w in str(c_out) for w in ({words}))'
+        ' and "AssertionError" not in str(c_out))']
+    if f.kind == "crash":
+        return [*refusal, 'assert not isinstance(c_out, Exception) or refused, f"illegal program crashed the '
+                'compiler instead of a documented refusal: {c_out!r}"']
+    if f.details and f.details[0].startswith("eager:"):
+        return ['assert isinstance(c_out, Exception), f"the plain-if program raised {out!r}; compiled accepted '
+                'the illegal program and returned {c_out!r}"']
+    return ["if not isinstance(c_out, Exception):  # a refusal is correct; a silent different result is not",
+            *("    " + line for line in diff_check(f))]

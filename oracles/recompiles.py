@@ -11,7 +11,7 @@ repeat is a missed cache hit, not a wrong answer, so the finding is kind
 from __future__ import annotations
 
 from .model import CallRecord, Finding, Observations, finding
-from .registry import oracle
+from .registry import oracle, renders
 from .sections import section
 from .snapshot import TensorSnap
 
@@ -59,3 +59,11 @@ def recompiles(case, obs: Observations, trace=None) -> list[Finding]:
                                 f"equal those of call {j}", "recompile on identical re-call", severity="low",
                                 call=i, details=(f"cumulative frames per call: {[c.frames for c in calls]}",))]
     return []
+
+
+@renders("recompiles")
+def render_recompiles_check(f: Finding, case=None) -> list[str]:
+    """The re-call compiled new frames: `frames` holds the compiled frame count after each call."""
+    i = f.call or 1
+    return [f'assert frames[{i}] == frames[{i - 1}], f"call {i} recompiled although it repeats an earlier call: '
+            f'compiled frames after each call {{frames}}"']

@@ -34,3 +34,27 @@ def run_oracles(case: Any, obs: Observations, trace: Any = None, only: tuple[str
             found.append(finding("harness", "oracle-error", f"oracle {name} raised {type(e).__name__}: {e}",
                                  f"{name}:{type(e).__name__}", severity="info"))
     return found
+
+
+Renderer = Callable[[Any, Any], list[str]]
+RENDERERS: dict[str, Renderer] = {}
+
+
+def renders(name: str):
+    """Register the function rendering the repro check for findings of the oracle called `name`."""
+
+    def deco(fn: Renderer) -> Renderer:
+        RENDERERS[name] = fn
+        return fn
+
+    return deco
+
+
+def render_check(finding: Finding, case: Any) -> list[str]:
+    """The repro's check for `finding`, rendered by its own oracle (see oracles/checks.py for the names it
+    may use); raises `checks.Unrenderable` when that oracle has no torch-only check for it."""
+    from .checks import Unrenderable
+
+    if finding.oracle not in RENDERERS:
+        raise Unrenderable(f"the {finding.oracle} oracle renders no standalone check")
+    return RENDERERS[finding.oracle](finding, case)
