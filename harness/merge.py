@@ -1,0 +1,168 @@
+"""`dynfuzz merge DIR... --out OUT`: one summary and one findings folder from the runs of a sharded campaign.
+
+Rules (the fields of `summary.json` are a contract, so unknown numeric fields follow the same rules):
+- counts add up (cases, findings, crashes, per-oracle, per-kind, per-feature and per-node counts...);
+- `seconds` (and `budget_seconds`, `startup_seconds`) is the longest run's: the shards ran side by side;
+- rates and fractions are recomputed from the merged counts: `cases_per_second` is the total cases over
+  the longest run's seconds, `valid_fraction`, `overhead_fraction`, mean timings weighted by cases;
+- `unique_findings` and `buckets` are united by key (the bucket key, else the signature) and their counts
+  added; `unique` is the size of the union;
+- settings that must agree (torch, backend, device...) are kept when equal, listed when not.
+
+Each run's `findings/` entries are copied under `OUT/findings/` (the first copy of a name wins), and the
+`file` paths in the merged summary point there.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from dynfuzz.errors import UsageError
+
+LONGEST = frozenset({"seconds", "budget_seconds", "startup_seconds"})
+RECOMPUTED = frozenset({"cases_per_second", "valid_fraction", "overhead_fraction", "unique", "mean_timings"})
+NOT_COUNTS = frozenset({"seed", "fullgraph", "dynamic"})  # numbers or booleans that are settings, not counts
+ITEM_COUNTS = ("count", "findings", "examples", "cases")  # per-bucket numbers that add up across runs
+
+
+def load_runs(dirs: Iterable[str | Path]) -> list[tuple[Path, dict[str, Any]]]:
+    """Each DIR's summary.json; a missing or unreadable one is a UsageError."""
+    runs = []
+    for d in dirs:
+        path = Path(d) / "summary.json" if Path(d).is_dir() else Path(d)
+        try:
+            runs.append((path.parent, json.loads(path.read_text())))
+        except FileNotFoundError:
+            raise UsageError(f"no summary.json in {d}") from None
+        except (OSError, ValueError) as e:
+            raise UsageError(f"cannot read {path}: {e}") from None
+    if not runs:
+        raise UsageError("merge needs at least one run directory")
+    return runs
+
+
+def _key(item: dict[str, Any]) -> str:
+    return str(item.get("key") or item.get("bucket") or item.get("signature") or json.dumps(item, sort_keys=True))
+
+
+def _unite(lists: Iterable[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Items united by key: the first item's fields, its per-run counts added, the runs it was seen in."""
+    merged: dict[str, dict[str, Any]] = {}
+    for items in lists:
+        for item in items:
+            key = _key(item)
+            if key not in merged:
+                merged[key] = dict(item)
+                continue
+            into = merged[key]
+            for field in ITEM_COUNTS:
+                if isinstance(item.get(field), int) and isinstance(into.get(field), int):
+                    into[field] += item[field]
+    return sorted(merged.values(), key=lambda i: -int(i.get("count", 0) or 0))
+
+
+def _add(values: list[Any]) -> Any:
+    """Counts add (recursively in dicts); anything else is kept when all runs agree, else listed."""
+    present = [v for v in values if v is not None]
+    if not present:
+        return None
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+        total = sum(present)
+        return round(total, 6) if isinstance(total, float) else total
+    if all(isinstance(v, dict) for v in present):
+        keys = dict.fromkeys(k for v in present for k in v)
+        return {k: _add([v.get(k) for v in present]) for k in keys}
+    distinct = []
+    for v in present:
+        if v not in distinct:
+            distinct.append(v)
+    return distinct[0] if len(distinct) == 1 else distinct
+
+
+def _same(values: list[Any]) -> Any:
+    distinct = []
+    for v in values:
+        if v not in distinct:
+            distinct.append(v)
+    return distinct[0] if len(distinct) == 1 else distinct
+
+
+def merge_summaries(summaries: list[dict[str, Any]]) -> dict[str, Any]:
+    """One summary for runs that ran side by side (see the module docstring for the rules)."""
+    keys = dict.fromkeys(k for s in summaries for k in s)
+    out: dict[str, Any] = {}
+    for key in keys:
+        values = [s.get(key) for s in summaries]
+        if key in LONGEST:
+            out[key] = max((v for v in values if v is not None), default=0)
+        elif key in ("unique_findings", "buckets"):
+            out[key] = _unite(v or [] for v in values)
+        elif key in NOT_COUNTS or key in RECOMPUTED or key == "shard":
+            out[key] = _same(values)
+        else:
+            out[key] = _add(values)
+    cases = sum(s.get("cases", 0) for s in summaries)
+    seconds = max(out.get("seconds", 0), 1e-9)
+    out["unique"] = len(out.get("unique_findings", []))
+    out["cases_per_second"] = round(cases / seconds, 3)
+    if "valid_fraction" in keys:
+        out["valid_fraction"] = round(1 - out.get("eager_errors", 0) / max(cases, 1), 4)
+    if "overhead_fraction" in keys:
+        worker_seconds = sum(s.get("seconds", 0) * max(s.get("workers", 1), 1) for s in summaries)
+        out["overhead_fraction"] = round(1 - out.get("torch_seconds", 0) / max(worker_seconds, 1e-9), 4)
+    if "mean_timings" in keys:
+        names = dict.fromkeys(k for s in summaries for k in (s.get("mean_timings") or {}))
+        out["mean_timings"] = {k: round(sum((s.get("mean_timings") or {}).get(k, 0) * s.get("cases", 0)
+                                            for s in summaries) / max(cases, 1), 5) for k in names}
+    out["shards"] = [s.get("shard") for s in summaries]
+    out["runs"] = len(summaries)
+    return out
+
+
+def _copy_findings(runs: list[tuple[Path, dict[str, Any]]], out: Path) -> dict[str, str]:
+    """Copy each run's findings/ entries into OUT/findings/; returns old path -> new path for summary files."""
+    moved: dict[str, str] = {}
+    target = out / "findings"
+    target.mkdir(parents=True, exist_ok=True)
+    for run_dir, _ in runs:
+        source = run_dir / "findings"
+        if not source.is_dir():
+            continue
+        for entry in sorted(source.iterdir()):
+            dest = target / entry.name
+            if not dest.exists():
+                if entry.is_dir():
+                    shutil.copytree(entry, dest)
+                else:
+                    shutil.copy2(entry, dest)
+            for prefix in (str(entry), str(entry.resolve())):
+                moved[prefix] = str(dest)
+    return moved
+
+
+def _repoint(items: list[dict[str, Any]], moved: dict[str, str]) -> None:
+    for item in items:
+        for field in ("file", "repro", "path"):
+            value = item.get(field)
+            if not isinstance(value, str):
+                continue
+            for old, new in moved.items():
+                if value == old or value.startswith(old + "/"):
+                    item[field] = new + value[len(old):]
+                    break
+
+
+def merge(dirs: list[str], out: Path) -> dict[str, Any]:
+    """Merge the runs in `dirs` into `out/summary.json` and `out/findings/`; returns the merged summary."""
+    runs = load_runs(dirs)
+    merged = merge_summaries([s for _, s in runs])
+    merged["merged_from"] = [str(d) for d, _ in runs]
+    out.mkdir(parents=True, exist_ok=True)
+    moved = _copy_findings(runs, out)
+    for key in ("unique_findings", "buckets"):
+        _repoint(merged.get(key) or [], moved)
+    (out / "summary.json").write_text(json.dumps(merged, indent=2) + "\n")
+    return merged
