@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from . import ir
 from .builder import Builder, InputParam, place_entry
 from .choose import choose, integer
-from .fragments import REGISTRY, Fragment
+from .fragments import REGISTRY, Fragment, disabled_constructs
 
 SHAPES = ((4,), (3, 4), (2, 3), (4, 4), (2,), (1, 4), (3,), (2, 2, 3))
 
@@ -30,7 +30,8 @@ def _table(families: tuple[str, ...]) -> list[Fragment]:
     if unknown:
         raise ValueError(f"unknown family {unknown[0]!r}; known: {', '.join(family_names())}")
     ordered = (["basic"] if "basic" in names else []) + [n for n in names if n != "basic"]
-    table = [f for name in ordered for f in REGISTRY[name] for _ in range(f.weight)]
+    off = disabled_constructs()
+    table = [f for name in ordered for f in REGISTRY[name] if not off.intersection(f.tags) for _ in range(f.weight)]
     return table
 
 

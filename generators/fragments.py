@@ -8,6 +8,7 @@ composer.
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -27,6 +28,15 @@ class Fragment:
 
 
 REGISTRY: dict[str, list[Fragment]] = {}
+
+# A construct's off switch: fragments carrying any tag named here are never drawn (in every spawned worker
+# too, hence the environment). Used to show that a construct, not its neighbours, is what finds a bug.
+DISABLE_ENV = "DYNFUZZ_DISABLE_CONSTRUCTS"
+
+
+def disabled_constructs() -> frozenset[str]:
+    """Construct tags switched off through `DYNFUZZ_DISABLE_CONSTRUCTS=tag,tag`."""
+    return frozenset(t for t in os.environ.get(DISABLE_ENV, "").split(",") if t)
 
 
 def register(*fragments: Fragment) -> None:
