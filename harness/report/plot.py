@@ -1,44 +1,36 @@
-"""A campaign's progress as an SVG chart (no plotting dependency): cases and unique findings over time.
+"""A campaign's progress chart, `progress.svg`: cases and unique findings over time (matplotlib).
 
-People read a flattening unique-findings curve faster than a table: it says
-whether a longer run is likely to find more.
+People read a flattening unique-findings curve faster than a table: it says whether a longer run is
+likely to find more. Each curve has its own axis (cases left, unique findings right).
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-WIDTH, HEIGHT, PAD = 640, 300, 48
-
-
-def _polyline(points: list[tuple[float, float]], t_max: float, y_max: float, colour: str) -> str:
-    if not points:
-        return ""
-    coords = " ".join(
-        f"{PAD + (WIDTH - 2 * PAD) * t / t_max:.1f},{HEIGHT - PAD - (HEIGHT - 2 * PAD) * y / y_max:.1f}"
-        for t, y in points)
-    return f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{coords}"/>'
+from dynfuzz.report.charts import COLOURS, new_figure, to_svg
 
 
 def progress_svg(samples: list[tuple[float, int, int]], title: str) -> str:
-    """`samples` are (seconds, cases, unique findings); each curve is scaled to its own maximum."""
-    t_max = max((s[0] for s in samples), default=1.0) or 1.0
-    cases_max = max((s[1] for s in samples), default=1) or 1
-    unique_max = max((s[2] for s in samples), default=1) or 1
-    cases = _polyline([(s[0], s[1]) for s in samples], t_max, cases_max, "#4477aa")
-    unique = _polyline([(s[0], s[2]) for s in samples], t_max, unique_max, "#cc3311")
-    bottom, right = HEIGHT - PAD, WIDTH - PAD
-    return f"""<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" font-family="sans-serif"
- font-size="12"><rect width="100%" height="100%" fill="white"/>
-<text x="{PAD}" y="20" font-size="14">{title}</text>
-<line x1="{PAD}" y1="{bottom}" x2="{right}" y2="{bottom}" stroke="black"/>
-<line x1="{PAD}" y1="{PAD}" x2="{PAD}" y2="{bottom}" stroke="black"/>
-<text x="{right}" y="{bottom + 20}" text-anchor="end">{t_max:.0f} s</text>
-<text x="{PAD}" y="{bottom + 20}">0 s</text>
-{cases}{unique}
-<text x="{PAD + 8}" y="{PAD + 4}" fill="#4477aa">cases (max {cases_max})</text>
-<text x="{PAD + 8}" y="{PAD + 20}" fill="#cc3311">unique findings (max {unique_max})</text>
-</svg>
-"""
+    """`samples` are (seconds, cases, unique findings)."""
+    from matplotlib.ticker import MaxNLocator
+
+    fig, ax = new_figure(height=3.2)
+    times = [s[0] for s in samples] or [0.0]
+    cases = [s[1] for s in samples] or [0]
+    unique = [s[2] for s in samples] or [0]
+    ax.plot(times, cases, color=COLOURS[0], linewidth=1.8, label="cases")
+    ax.set_xlabel("seconds")
+    ax.set_ylabel("cases", color=COLOURS[0])
+    right = ax.twinx()
+    right.step(times, unique, where="post", color=COLOURS[1], linewidth=1.8, label="unique findings")
+    right.set_ylabel("unique findings", color=COLOURS[1])
+    for axis in (ax, right):
+        axis.set_ylim(bottom=0)
+        axis.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlim(left=0)
+    ax.grid(alpha=0.3)
+    ax.set_title(title, fontsize=10)
+    return to_svg(fig)
 
 
 def write_progress_svg(path: Path, samples: list[tuple[float, int, int]], title: str) -> Path:

@@ -100,3 +100,17 @@ def layer_summary(timing_sums: dict[str, float], cases: int, findings_by_layer: 
     for row in out.values():
         row["findings"] = findings_by_layer.get(row["layer"], 0)
     return out
+
+
+def backend_of(layer: str | None) -> str | None:
+    """The backend whose run first shows `layer` (`dynamo` -> `eager`); None for other layers."""
+    return next((b for b, name in LAYER_OF_BACKEND.items() if name == layer), None)
+
+
+def spec_for(spec: CompileSpec, finding: Finding) -> CompileSpec:
+    """The single-backend spec that shows `finding`: a finding first seen on aot_eager in a `--backends`
+    campaign is minimized, explained and rendered as an aot_eager repro."""
+    if not spec.backends and not spec.cross_device:
+        return spec
+    backend = backend_of(finding.layer) or spec.backend
+    return dataclasses.replace(spec, backend=backend, backends=(), cross_device=finding.layer == CROSS_DEVICE)

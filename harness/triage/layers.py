@@ -29,8 +29,15 @@ _SENTENCES = {
                  "decompositions, partitioning).",
     "inductor": "Dynamo and AOTAutograd are fine; diverges from inductor on: inductor's lowering or generated "
                 "code.",
+    "cross-device": "The compiled CUDA run agrees with CUDA eager but differs from CPU eager beyond the "
+                    "cross-device tolerances.",
     UNLOCATED: "Does not diverge on any backend when re-run.",
 }
+
+
+def layer_sentence(layer: str) -> str:
+    """What a layer name means for the reader of a repro or report ("Dynamo alone is fine; ...")."""
+    return _SENTENCES.get(layer, f"First diverges on layer {layer}.")
 
 
 @dataclass(frozen=True)
@@ -45,7 +52,7 @@ class Layering:
 
     @property
     def sentence(self) -> str:
-        text = _SENTENCES.get(self.layer, f"First diverges on layer {self.layer}.")
+        text = layer_sentence(self.layer)
         return text + (" Needs CUDA (the CPU run agrees)." if self.device == "cuda" else "")
 
     def as_dict(self) -> dict[str, object]:

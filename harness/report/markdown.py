@@ -1,0 +1,76 @@
+"""The report as Markdown (for a PR comment, a wiki page or a terminal): the same sections as the HTML
+page, with the plots written as SVG files beside it and linked."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from dynfuzz.report.data import Changes, Report, Row
+from dynfuzz.report.figures import Figure, coverage_totals
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _rows(rows: list[Row]) -> list[str]:
+    return [f"- `{_cell(r.key)}` ({r.count}x, {r.oracle})" for r in rows] or ["- none"]
+
+
+def render(report: Report, changes: Changes | None, figures: list[Figure], chart_dir: Path, page: Path) -> str:
+    """Markdown text; each figure's SVG is written to `chart_dir` and linked relative to `page`."""
+    totals = report.totals
+    out = ["# dynfuzz report", "",
+           f"torch {totals['torch']}; {totals['configuration']}; {len(report.campaigns)} campaign(s)", ""]
+    if changes is not None:
+        out += [f"## Since {report.since.path if report.since else ''}", "",
+                f"### New buckets ({len(changes.new)})", *_rows(changes.new), "",
+                f"### No longer seen ({len(changes.gone)})", *_rows(changes.gone), "",
+                f"### Count changes ({len(changes.changed)})",
+                *([f"- `{_cell(r.key)}`: {before} -> {now}" for r, before, now in changes.changed] or ["- none"]), ""]
+    out += ["## Totals", "", "| cases | cases/s | buckets | bugs | findings | known | crashes | hangs | seconds |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+            "| " + " | ".join(str(totals.get(k, 0)) for k in ("cases", "cases_per_second", "buckets", "bugs",
+                                                              "findings", "known", "crashes", "hangs", "seconds"))
+            + " |", ""]
+    chart_dir.mkdir(parents=True, exist_ok=True)
+    for section, title in (("time", "Over time"), ("breakdown", "Buckets by oracle, layer and feature tag"),
+                           ("coverage", "Coverage")):
+        out += [f"## {title}", ""]
+        if section == "coverage":
+            out += _coverage(report)
+        for f in figures:
+            if f.section != section:
+                continue
+            if f.svg:
+                path = chart_dir / f"{f.id}.svg"
+                path.write_text(f.svg)
+                out += [f"![{f.title}]({path.relative_to(page.parent).as_posix()})", ""]
+            else:
+                out += [f"*{f.title}:* {f.note}", ""]
+    out += ["## Buckets", ""]
+    if not report.rows:
+        out += ["No buckets: every case agreed with eager (or matched a known issue).", ""]
+    else:
+        out += ["| # | bucket | oracle | class | layer | count | status |", "|---:|---|---|---|---|---:|---|"]
+        out += [f"| {i} | `{_cell(r.key)}` {_cell(r.title)} | {r.oracle} | {r.kind} | {r.layer or '-'} | {r.count} | "
+                f"{r.status or '-'} |" for i, r in enumerate(report.rows, start=1)]
+        out.append("")
+        for i, r in enumerate(report.rows, start=1):
+            out += [f"### {i}. `{_cell(r.key)}`", "", f"{r.title}", ""]
+            if r.repro_path:
+                out += [f"Repro: `{r.repro_path}`", ""]
+            if r.repro:
+                out += ["<details><summary>repro</summary>", "", "```python", r.repro.rstrip(), "```", "",
+                        "</details>", ""]
+            if r.report:
+                out += ["<details><summary>bug report</summary>", "", r.report.rstrip(), "", "</details>", ""]
+    return "\n".join(out) + "\n"
+
+
+def _coverage(report: Report) -> list[str]:
+    rows = coverage_totals(report)
+    if not rows:
+        return []
+    return ["| campaign | lines covered | covered / lines | reachable torch/_dynamo |", "|---|---:|---:|---:|",
+            *[f"| {name} | {t['all'].get('percent', '-')}% | {t['all'].get('covered', '-')} / "
+              f"{t['all'].get('lines', '-')} | {t['reachable'].get('percent', '-')}% |" for name, t in rows], ""]
