@@ -14,10 +14,12 @@ from random import Random
 from typing import Any
 
 from hypothesis import HealthCheck, settings
+from hypothesis.errors import StopTest
 from hypothesis.internal.conjecture.data import ConjectureData
 from hypothesis.internal.conjecture.engine import ConjectureRunner
 
-__all__ = ["ConjectureData", "data_for_choices", "data_from_seed", "primitive_integer", "shrink_choices"]
+__all__ = ["ConjectureData", "data_for_choices", "data_from_seed", "draw_from_prefix", "forced_integer",
+           "primitive_integer", "shrink_choices"]
 
 
 def data_from_seed(seed: int) -> ConjectureData:
@@ -28,6 +30,29 @@ def data_from_seed(seed: int) -> ConjectureData:
 def data_for_choices(choices: tuple | list) -> ConjectureData:
     """A ConjectureData that replays a recorded choice sequence (StopTest, a BaseException, when it runs out)."""
     return ConjectureData.for_choices(tuple(choices))
+
+
+def draw_from_prefix(strategy: Any, prefix: tuple | list, seed: int) -> tuple[Any, tuple] | None:
+    """Draw `strategy` replaying `prefix` (a choice sequence, typically an edited one), then at random from
+    `seed` once it runs out. A prefix choice that no longer fits (another type, out of range) is replaced by
+    the simplest fitting one, as Hypothesis does for misaligned sequences. Returns the value and the full
+    choice sequence actually used (which re-draws it alone), or None when the draw was rejected or overran.
+    """
+    data = ConjectureData(random=Random(seed), prefix=tuple(prefix))
+    try:
+        value = data.draw(strategy)
+    except StopTest:
+        return None
+    return value, tuple(data.choices)
+
+
+def forced_integer(draw: Callable[..., Any], lo: int, hi: int, value: int) -> int:
+    """Record `value` as the choice an integer draw in [lo, hi] made (the same record `primitive_integer`
+    leaves), so a program built from a weighted pick re-draws from its choices without the weights."""
+    data = getattr(draw, "__self__", None)
+    if not isinstance(data, ConjectureData):
+        raise TypeError("forced_integer needs a ConjectureData's draw")
+    return data.draw_integer(lo, hi, forced=value)
 
 
 def primitive_integer(draw: Callable[..., Any]) -> Callable[[int, int], int] | None:

@@ -1,7 +1,9 @@
 """The `dynfuzz` command line: one tool, a verb per use (fuzz, sample, check, ...).
 
 Exit codes: 0 success, 1 a divergence was found (where that is the question),
-2 usage or input error, reported as one line on stderr.
+2 usage or input error, reported as one line on stderr, 3 an internal dynfuzz error
+(one line; the traceback goes to a file), 128+N a campaign stopped by signal N
+(SIGTERM, Ctrl-C) after writing its results.
 """
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import sys
 from pathlib import Path
 
@@ -42,7 +45,23 @@ def _spec(args) -> CompileSpec:
         enable(mutants)
     guards = bool(getattr(args, "guards", False))
     reference = bool(getattr(args, "reference", False)) or guards
-    return CompileSpec(args.compiler, args.backend, args.device, args.fullgraph, args.dynamic, reference, guards)
+    backends, cross_device = _layer_flags(args)
+    return CompileSpec(args.compiler, backends[0] if backends else args.backend, args.device, args.fullgraph,
+                       args.dynamic, reference, guards, backends, cross_device)
+
+
+def _layer_flags(args) -> tuple[tuple[str, ...], bool]:
+    """`--backends a,b,c` (validated, in layer order) and `--cross-device` (which needs --device cuda)."""
+    from dynfuzz.run.layers import in_layer_order
+
+    names = [b for b in (getattr(args, "backends", None) or "").split(",") if b]
+    for name in names:
+        if name not in BACKENDS:
+            raise UsageError(f"unknown backend {name!r} in --backends; choose from {', '.join(BACKENDS)}")
+    cross_device = bool(getattr(args, "cross_device", False))
+    if cross_device and args.device == "cpu":
+        raise UsageError("--cross-device compares a CUDA run against CPU eager: it needs --device cuda")
+    return in_layer_order(names), cross_device
 
 
 def _families(names: list[str] | None) -> tuple[str, ...]:
@@ -82,6 +101,11 @@ def _add_compile_flags(p: argparse.ArgumentParser, defaults: bool = True) -> Non
                    help="also trace every case with the reference tracer and self-check it (reference-bug findings)")
     p.add_argument("--guards", action="store_true",
                    help="also probe guards: perturb the call plan from the reference trace (about 1-2 s a case)")
+    p.add_argument("--backends", default=None, metavar="B1,B2,...",
+                   help="compare every case on each of these backends against eager (e.g. eager,aot_eager,inductor);"
+                        " each finding names the first layer that diverges")
+    p.add_argument("--cross-device", action="store_true",
+                   help="with --device cuda: also compare the compiled CUDA run against CPU eager")
     p.add_argument("--mutant", action="append", default=[], metavar="NAME",
                    help="for dynfuzz's own tests: break torch with a named mutant (dynfuzz.mutants) in every worker")
 
@@ -99,11 +123,67 @@ def cmd_fuzz(args) -> int:
                             families=_families(args.family), workers=args.workers, max_cases=args.cases,
                             case_timeout=parse_duration(args.case_timeout),
                             known=KnownIssues.load(args.known), progress=args.progress,
-                            database=None if args.no_db else Path(args.db))
+                            **_scale_options(args),
+                            coverage=_coverage_spec(args), guided=args.guided,
+                            worker_memory=_worker_memory(args))
     summary = Campaign(config).run()
     print(json.dumps({k: summary[k] for k in ("cases", "cases_per_second", "findings", "unique",
                                                "overhead_fraction")}))
-    return 1 if args.fail_on_finding and summary["unique"] else 0
+    if args.fail_on_finding and summary["unique"]:
+        return 1
+    stopped = summary.get("stopped_by")
+    return 128 + signal.Signals[stopped].value if stopped else 0
+
+
+def _worker_memory(args) -> int | None:
+    """--worker-memory in bytes: the flag, else half the RAM shared by the workers (none for CUDA)."""
+    from dynfuzz.budget import parse_size
+    from dynfuzz.run.isolation import default_worker_memory
+
+    if args.worker_memory is not None:
+        return parse_size(args.worker_memory)
+    return default_worker_memory(args.workers, args.device)
+
+
+def _scale_options(args) -> dict:
+    """`--db` (a directory or redis:// URL), `--db-expire`, `--shard I/N`, `--ray [ADDRESS]`, checked up front:
+    an unreachable Redis or Ray, or Ray not installed, is a one-line usage error before anything runs."""
+    match = re.fullmatch(r"(\d+)/(\d+)", args.shard or "1/1")
+    if not match or not 1 <= int(match[1]) <= int(match[2]):
+        raise UsageError(f"--shard {args.shard!r} is not I/N with 1 <= I <= N (e.g. --shard 2/4)")
+    if args.db_expire <= 0:
+        raise UsageError("--db-expire must be a positive number of days")
+    database = None if args.no_db else args.db
+    if database is not None:
+        from dynfuzz.run.exampledb import is_redis_url, open_database
+
+        if is_redis_url(database):
+            open_database(database, args.db_expire)  # reachable now, within the client's timeouts
+        else:
+            database = Path(database)
+    if args.ray is not None:
+        from dynfuzz.run.cluster import check_address
+
+        check_address(args.ray)
+    return {"database": database, "db_expire_days": args.db_expire, "shard": (int(match[1]), int(match[2])),
+            "ray": args.ray}
+
+
+def _coverage_spec(args):
+    """`--coverage` / `--coverage-scope` / `--guided` (which measures coverage too) as a CoverageSpec, or None."""
+    from dynfuzz.run.coverage import DEFAULT_SCOPES, CoverageSpec, package_dir
+
+    scopes = tuple(args.coverage_scope or ())
+    if not (args.coverage or args.guided or scopes):
+        return None
+    if getattr(args, "ray", None) is not None:
+        raise UsageError("--coverage and --guided run on local workers only, not with --ray")
+    if args.guided and any(getattr(args, flag, None) for flag in ("shard", "resume")):
+        raise UsageError("--guided cannot be combined with --shard or --resume: they need the deterministic stream")
+    for scope in scopes:
+        if package_dir(scope) is None:
+            raise UsageError(f"--coverage-scope {scope!r} is not an importable package")
+    return CoverageSpec(Path(args.out) / "coverage", tuple(dict.fromkeys(DEFAULT_SCOPES + scopes)))
 
 
 def cmd_sample(args) -> int:
@@ -163,6 +243,18 @@ def cmd_gate(args) -> int:
     return run_gate(config)
 
 
+def cmd_report(args) -> int:
+    from dynfuzz.report import write_report
+
+    dirs = [Path(d) for d in args.dirs]
+    if args.out is None and len(dirs) > 1:
+        raise UsageError("several campaigns are merged into one report: say where it goes with --out DIR")
+    out = _out_dir(args.out) if args.out else dirs[0]
+    html, md = write_report(dirs, out, Path(args.since) if args.since else None)
+    print(f"{html}\n{md}")
+    return 0
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors (`dynfuzz: error: ...`, exit 2) instead of the usage block."""
 
@@ -183,6 +275,14 @@ def _join_negative_values(argv: list[str]) -> list[str]:
         else:
             out.append(arg)
     return out
+
+
+def cmd_merge(args) -> int:
+    from dynfuzz.merge import merge
+
+    merged = merge(args.dirs, Path(args.out))
+    print(json.dumps({k: merged.get(k) for k in ("runs", "cases", "cases_per_second", "findings", "unique")}))
+    return 0
 
 
 def cmd_selfcheck(args) -> int:
@@ -219,8 +319,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None)
     p.add_argument("--fail-on-finding", action="store_true", help="exit 1 when any unique finding was saved")
     p.add_argument("--db", default=".hypothesis/examples",
-                   help="Hypothesis example database directory: findings saved, replayed first next run")
+                   help="Hypothesis example database: a directory, or redis://HOST:PORT[/N] shared by shards and "
+                        "nights (needs dynfuzz[redis]); findings saved, replayed first next run")
+    p.add_argument("--db-expire", type=float, default=30.0, metavar="DAYS",
+                   help="a Redis database entry unused this many days expires (default 30)")
+    p.add_argument("--shard", default=None, metavar="I/N",
+                   help="run shard I of N: the N shards of one --seed never draw the same program")
+    p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                   help="run the workers as Ray actors, one per core (per GPU with --device cuda): on the cluster "
+                        "at ADDRESS, or a local one; needs dynfuzz[ray]")
     p.add_argument("--no-db", action="store_true", help="do not read or write the example database")
+    p.add_argument("--worker-memory", default=None, metavar="SIZE",
+                   help="address-space limit per worker (RLIMIT_AS), e.g. 4G, or off; a case reaching it is a "
+                        "harness error (default: half the RAM shared by the workers, at least 4G; off for cuda)")
+    p.add_argument("--coverage", action="store_true",
+                   help="measure line coverage of torch._dynamo per worker (OUT/coverage.json, summary table)")
+    p.add_argument("--coverage-scope", action="append", metavar="PKG",
+                   help="also measure this package, e.g. torch._inductor (repeatable; implies --coverage)")
+    p.add_argument("--guided", action="store_true",
+                   help="coverage-guided generation: weight fragments and mutate choice sequences that reached "
+                        "new lines (reproducible per case from OUT/guided/cases.jsonl, not as a stream)")
     _add_compile_flags(p)
     p.set_defaults(func=cmd_fuzz)
 
@@ -266,6 +384,18 @@ def build_parser() -> argparse.ArgumentParser:
     _add_compile_flags(p)
     p.set_defaults(func=cmd_gate)
 
+    p = sub.add_parser("merge", help="merge the summary.json of shards or runs into one (counts add, buckets united)")
+    p.add_argument("dirs", nargs="+", metavar="DIR", help="run output folders (each with a summary.json)")
+    p.add_argument("--out", required=True, help="where the merged summary.json and findings/ go")
+    p.set_defaults(func=cmd_merge)
+
+    p = sub.add_parser("report", help="self-contained HTML + Markdown report of one or several campaigns")
+    p.add_argument("dirs", nargs="+", metavar="DIR", help="campaign folders (each with a summary.json)")
+    p.add_argument("--since", default=None, metavar="PREV",
+                   help="an earlier campaign folder: new buckets, buckets no longer seen and count changes first")
+    p.add_argument("--out", default=None, help="where report.html and report.md go (default: the one DIR)")
+    p.set_defaults(func=cmd_report)
+
     p = sub.add_parser("selfcheck", help="reference tracer vs eager on generated programs (exit 1 on disagreement)")
     p.add_argument("-n", type=int, default=100)
     p.add_argument("--seed", type=int, default=0)
@@ -290,6 +420,25 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("dynfuzz: interrupted", file=sys.stderr)
         return 130
+    except Exception as e:  # a bug in dynfuzz: one line, the traceback in a file, exit 3 (never a torch finding)
+        return _internal_error(e)
+
+
+def _internal_error(e: Exception) -> int:
+    import tempfile
+    import traceback
+
+    from dynfuzz.run.workers import WorkerStartError
+
+    if isinstance(e, WorkerStartError):
+        print(f"dynfuzz: internal error: {e}", file=sys.stderr)
+        return 3
+    fd, path = tempfile.mkstemp(prefix="dynfuzz-internal-error-", suffix=".txt")
+    with os.fdopen(fd, "w") as fh:
+        traceback.print_exception(e, file=fh)
+    first = str(e).strip().splitlines()[0][:200] if str(e).strip() else ""
+    print(f"dynfuzz: internal error: {type(e).__name__}: {first} (traceback in {path})", file=sys.stderr)
+    return 3
 
 
 if __name__ == "__main__":

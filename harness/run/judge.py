@@ -28,6 +28,7 @@ class CaseResult:
     graph_breaks: int = 0
     reference: dict[str, object] = field(default_factory=dict)
     coverage: dict[str, list[int]] | None = None  # --coverage: lines this process reached first in this case
+    torch_log: str = ""  # torch's own warnings/errors logged during the case (run/torch_logs.py), never printed
 
     @property
     def torch_seconds(self) -> float:

@@ -1,7 +1,14 @@
-"""The campaign's ledger: counts, findings filed once each, and `summary.json`.
+"""The campaign's ledger: counts, findings filed by root-cause bucket, and `summary.json`.
 
 Kept apart from the loop in `campaign.py` (which schedules cases onto workers or a cluster) so that
 what is counted and filed, and how, lives in one place whatever ran the cases.
+
+Filing (see README, "Output layout"): every new signature gets a cheap key (the bucket key computed on
+the unminimized program, no judge call) and is filed under `findings/<slug>-<id>/examples/`. A cheap
+key seen for the first time is handed to the minimization queue; when it comes back minimized and
+explained, its bucket is re-keyed by the explained key (merged into an existing bucket, or dropped as
+a known issue) and gets `repro.py` and `report.md`. What the queue has not finished by the end stays
+under its cheap key, marked `unminimized`.
 """
 from __future__ import annotations
 
@@ -15,7 +22,11 @@ from typing import TYPE_CHECKING, Any
 from dynfuzz.generators.case import Case
 from dynfuzz.oracles import Finding, finding
 from dynfuzz.oracles.model import SEVERITY
-from dynfuzz.triage.repro import torch_version, write_finding
+from dynfuzz.run.coverage import Tracker, summary_block
+from dynfuzz.run.harness_errors import HarnessError, HarnessErrorLog
+from dynfuzz.run.layers import layer_summary
+from dynfuzz.triage.filing import BucketFiler
+from dynfuzz.triage.repro import torch_version
 
 if TYPE_CHECKING:
     from dynfuzz.run.campaign import CampaignConfig
@@ -24,9 +35,10 @@ if TYPE_CHECKING:
 @dataclass
 class Unique:
     finding: Finding
-    path: Path | None
+    path: Path | None  # the example file, inside its bucket's examples/ (None when not kept: over 5)
     seed: int | None
     count: int = 1
+    bucket: str | None = None  # the key of the bucket it is filed in
 
 
 class Ledger:
@@ -40,6 +52,7 @@ class Ledger:
         self.features: Counter[str] = Counter()
         self.by_oracle: Counter[str] = Counter()
         self.by_kind: Counter[str] = Counter()
+        self.by_layer: Counter[str] = Counter()  # first diverging layer (with --backends / --cross-device)
         self.cases = 0
         self.findings = 0
         self.eager_errors = 0
@@ -53,11 +66,26 @@ class Ledger:
         self.startup_seconds = 0.0
         self.replayed = 0
         self.findings_db = None
+        self.harness_errors = HarnessErrorLog(config.out / "harness-errors")
+        self.filer = BucketFiler(self.findings_dir, config.spec, config.known, torch_version())
+        self.nodes: Counter[str] = Counter()  # cases per cluster node (with --ray)
+        coverage = getattr(config, "coverage", None)
+        self.tracker = Tracker(coverage) if coverage is not None else None
+        self.guide = None  # a run.guided.Guide when the campaign is coverage-guided
+        self.coverage_report: dict[str, Any] | None = None
+        self.coverage_seconds = 0.0
 
     # ---- bookkeeping ----
     def _finish(self, case: Case, status: str, payload: Any) -> None:
         self.cases += 1
+        if self.tracker is not None:
+            new_lines = self.tracker.add(payload.coverage if status == "done" else None)
+            if self.guide is not None:
+                self.guide.observe(case, new_lines)
         self.features.update(case.tags)
+        if status in ("harness-error", "error"):  # dynfuzz could not judge it: filed apart, never a finding
+            self.harness_error(case, HarnessError.from_payload(payload))
+            return
         if status == "done":
             result = payload
             self.torch_seconds += result.torch_seconds
@@ -70,13 +98,21 @@ class Ledger:
                 self.reference[status] += 1
                 if status != "traced":
                     self.unsupported_constructs[str(result.reference.get("construct"))] += 1
+            saved = len(self.unique)
             for f in result.findings:
-                self.record(case, f)
+                if f.oracle == "harness" and f.kind == "oracle-error":
+                    self.harness_error(case, HarnessError("oracle", f.message, "\n".join(f.details)))
+                else:
+                    self.record(case, f)
+            if getattr(result, "torch_log", "") and len(self.unique) > saved:
+                self._attach_torch_log(case, result.torch_log)
             return
         if status == "crash":
             self.crashes += 1
-            f = finding("harness", "crash", f"the worker process died (exit code {payload}) running this case",
-                        f"worker exit {payload}", details=(f"exit code {payload}",))
+            crash = payload if isinstance(payload, dict) else {"exitcode": payload}  # + the worker's log tail
+            code = crash.get("exitcode")
+            f = finding("harness", "crash", f"the worker process died (exit code {code}) running this case",
+                        f"worker exit {code}", details=(f"exit code {code}", *filter(None, [crash.get("log")])))
         elif status == "hang":
             self.hangs += 1
             f = finding("harness", "hang", f"the case ran longer than {payload:.0f} s", "timeout")
@@ -86,23 +122,61 @@ class Ledger:
         self.record(case, f)
 
     def record(self, case: Case, f: Finding) -> None:
-        """Count a finding; save it once per signature unless it is a known upstream issue."""
+        """Count a finding; file it once per signature in its bucket unless it is a known issue."""
         self.findings += 1
         self.by_oracle[f.oracle] += 1
         self.by_kind[f.kind] += 1
+        if f.layer:
+            self.by_layer[f.layer] += 1
         if f.signature in self.config.known:
             self.known_hits[f.signature] += 1
             return
         if f.signature in self.unique:
-            self.unique[f.signature].count += 1
+            u = self.unique[f.signature]
+            u.count += 1
+            self.filer.count(u)
             return
-        path = write_finding(self.findings_dir, case, f, self.config.spec)
-        self.unique[f.signature] = Unique(f, path, case.seed)
+        u = Unique(f, None, case.seed)
+        if not self.filer.file(case, f, u, self.seconds):
+            self.known_hits[u.bucket or f.signature] += 1
+            return
+        self.unique[f.signature] = u
         if self.findings_db is not None:
             self.findings_db.save(case)
 
+    def harness_error(self, case: Case, error: HarnessError) -> None:
+        """File a case dynfuzz could not judge under OUT/harness-errors/ (see run/harness_errors.py)."""
+        self.harness_errors.record(error, case.seed, case.families, case.source)
+
+    def _attach_torch_log(self, case: Case, text: str) -> None:
+        """torch's log lines from the case, beside each finding example it just saved."""
+        for u in self.unique.values():
+            if u.seed == case.seed and u.path is not None and u.path.exists():
+                log = u.path.with_name(u.path.stem + ".torch.log")
+                if not log.exists():
+                    log.write_text(text)
+
     def status(self) -> dict[str, Any]:
-        return {"cases": self.cases, "seconds": self.seconds, "findings": self.findings, "unique": len(self.unique)}
+        return {"cases": self.cases, "seconds": self.seconds, "findings": self.findings, "unique": len(self.unique),
+                "bugs": self.filer.bugs(), "queued": self.filer.queued(),
+                "crashes": self.crashes, "hangs": self.hangs, "nodes": dict(self.nodes)}
+
+    def triage_poll(self) -> None:
+        """Take finished minimizations from the queue and re-file their buckets (non-blocking)."""
+        for key in self.filer.poll():
+            self._forget_known(key)
+
+    def triage_drain(self, grace: float = 60.0) -> None:
+        """Wait at most `grace` s for the queue; what is left stays under its cheap key, `unminimized`."""
+        for key in self.filer.drain(grace):
+            self._forget_known(key)
+
+    def _forget_known(self, key: str) -> None:
+        """A bucket turned out to be a known issue once explained: its findings count as known."""
+        for sig, u in list(self.unique.items()):
+            if u.bucket == key:
+                self.known_hits[key] += u.count
+                del self.unique[sig]
 
     def unique_rows(self) -> list[Unique]:
         return sorted(self.unique.values(), key=lambda u: (-_severity(u.finding), -u.count))
@@ -120,6 +194,8 @@ class Ledger:
             "fullgraph": cfg.spec.fullgraph,
             "dynamic": cfg.spec.dynamic,
             "compiler": cfg.spec.compiler,
+            "backends": list(cfg.spec.backends),
+            "cross_device": cfg.spec.cross_device,
             "seed": cfg.seed,
             "families": list(cfg.families),
             "workers": cfg.workers,
@@ -128,6 +204,8 @@ class Ledger:
             "startup_seconds": round(self.startup_seconds, 3),
             "cases": self.cases,
             "replayed_from_database": self.replayed,
+            "shard": list(getattr(cfg, "shard", (1, 1))),
+            "nodes": dict(self.nodes),
             "cases_per_second": round(self.cases / seconds, 3),
             "findings": self.findings,
             "unique": len(self.unique),
@@ -143,15 +221,38 @@ class Ledger:
             "torch_seconds": round(self.torch_seconds, 3),
             "overhead_fraction": round(1 - self.torch_seconds / (seconds * workers), 4),
             "mean_timings": {k: round(v / n, 5) for k, v in sorted(self.timing_sums.items())},
+            "by_layer": dict(self.by_layer),
+            "layers": layer_summary(self.timing_sums, self.cases, self.by_layer),
             "reference": {"enabled": cfg.spec.reference, "guards": cfg.spec.guards, **dict(self.reference),
                           "unsupported_constructs": dict(self.unsupported_constructs)},
+            **self._coverage_blocks(),
             "unique_findings": [
                 {"signature": u.finding.signature, "oracle": u.finding.oracle, "kind": u.finding.kind,
                  "severity": u.finding.severity, "message": u.finding.message, "count": u.count,
-                 "seed": u.seed, "file": str(u.path) if u.path else None}
+                 "seed": u.seed, "file": str(u.path) if u.path else None, "bucket": u.bucket,
+                 "layer": u.finding.layer}
                 for u in self.unique_rows()
             ],
+            "bugs": self.filer.bugs(),
+            "buckets": [b.summary() for b in self.filer.rows()],
+            "internal_errors": self.filer.internal(),
+            "harness_errors": self.harness_errors.summary(),
+            "stopped_by": getattr(self, "stopped_by", None),  # SIGTERM/SIGINT: ended early, results kept
+            "unfinished": getattr(self, "unfinished", 0),  # running at budget end + grace: abandoned, not counted
+            "harness_error_records": self.harness_errors.rows,
         }
+
+    def _coverage_blocks(self) -> dict[str, Any]:
+        """summary.json's `coverage` block (with --coverage) and `guided` block (with --guided)."""
+        out: dict[str, Any] = {}
+        if self.coverage_report is not None:
+            out["coverage"] = summary_block(self.coverage_report, {"lines_traced": self.tracker.total,
+                                                                   "merge_seconds": round(self.coverage_seconds, 3)})
+        elif self.tracker is not None:
+            out["coverage"] = {"lines_traced": self.tracker.total}
+        if self.guide is not None:
+            out["guided"] = self.guide.summary()
+        return out
 
     def write_summary(self) -> dict[str, Any]:
         summary = self.summary()

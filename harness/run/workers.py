@@ -12,6 +12,7 @@ or the whole campaign, the program that did it is on disk.
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import time
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
@@ -19,22 +20,52 @@ from typing import Any
 
 from dynfuzz.generators.case import Case
 from dynfuzz.run.compilers import CompileSpec
+from dynfuzz.run.coverage import CoverageSpec
 
 
-def _worker_main(conn: Connection, spec: CompileSpec) -> None:
+def _worker_main(conn: Connection, spec: CompileSpec, coverage: CoverageSpec | None = None,
+                 limits: WorkerLimits | None = None, index: int = 0) -> None:
     from dynfuzz.run.compilers import make_compiler
-    from dynfuzz.run.judge import judge
+    from dynfuzz.run.coverage import Collector
+    from dynfuzz.run.isolation import confine, memory_limit_reached, run_case
 
-    compiler = make_compiler(spec)
-    conn.send(("ready", None))
-    while True:
-        case = conn.recv()
-        if case is None:
-            return
-        try:
-            conn.send(("done", judge(case, compiler, spec)))
-        except Exception as e:  # a harness bug: report it, keep the worker alive
-            conn.send(("error", f"{type(e).__name__}: {e}"))
+    limits = limits or WorkerLimits()
+    confine(limits.memory, limits.log_for(index))  # before torch is imported: its start-up counts too
+    collector = Collector(coverage, "worker") if coverage is not None else None  # before torch is imported
+    try:
+        compiler = make_compiler(spec)
+        if collector is not None:
+            collector.new_lines()  # start-up lines: kept in the worker's data file, credited to no case
+        conn.send(("ready", None))
+        while True:
+            case = conn.recv()
+            if case is None:
+                return
+            status, payload = run_case(case, compiler, spec, limits.memory)
+            if status == "done" and collector is not None:
+                payload.coverage = collector.new_lines()
+            conn.send((status, payload))
+            if memory_limit_reached(limits.memory):
+                return  # the parent replaces this worker: its address space is spent
+    finally:
+        if collector is not None:
+            collector.save()
+
+
+@dataclass(frozen=True)
+class WorkerLimits:
+    """What confines a worker: `memory`, its RLIMIT_AS in bytes (None: no limit), and `log_dir`, where worker
+    i's stdout/stderr go, as `w<i>.log` (None: inherit the parent's; a campaign passes OUT/workers/)."""
+
+    memory: int | None = None
+    log_dir: str | None = None
+
+    def log_for(self, index: int) -> str | None:
+        return None if self.log_dir is None else os.path.join(self.log_dir, f"w{index}.log")
+
+
+class WorkerStartError(RuntimeError):
+    """The worker processes could not be started (the message says why and where their log is)."""
 
 
 @dataclass
@@ -52,8 +83,10 @@ class Slot:
 class Pool:
     """N worker processes; `submit` a case to an idle slot, `collect` finished ones."""
 
-    def __init__(self, workers: int, spec: CompileSpec, timeout: float) -> None:
-        self.spec, self.timeout = spec, timeout
+    def __init__(self, workers: int, spec: CompileSpec, timeout: float, coverage: CoverageSpec | None = None,
+                 *, limits: WorkerLimits | None = None) -> None:
+        self.spec, self.timeout, self.coverage = spec, timeout, coverage
+        self.limits = limits or WorkerLimits()
         self.ctx = mp.get_context("spawn")
         self.slots = [Slot(i) for i in range(workers)]
         for slot in self.slots:
@@ -63,15 +96,22 @@ class Pool:
 
     def _start(self, slot: Slot) -> None:
         parent, child = self.ctx.Pipe()
-        slot.process = self.ctx.Process(target=_worker_main, args=(child, self.spec), daemon=True)
+        slot.process = self.ctx.Process(target=_worker_main, args=(child, self.spec, self.coverage, self.limits,
+                                                                        slot.index), daemon=True)
         slot.process.start()
         child.close()
         slot.conn, slot.case = parent, None
 
     def _await_ready(self, slot: Slot) -> None:
         if not slot.conn.poll(300):
-            raise RuntimeError("a worker did not start within 300 s")
-        slot.conn.recv()
+            raise WorkerStartError("a worker did not start within 300 s")
+        try:
+            slot.conn.recv()
+        except (EOFError, OSError):
+            slot.process.join(5)
+            log = self.limits.log_for(slot.index)
+            raise WorkerStartError(f"a worker died while starting (exit code {slot.process.exitcode})"
+                                   + (f"; see {log}" if log else "")) from None
 
     def idle(self) -> list[Slot]:
         return [s for s in self.slots if s.case is None]
@@ -84,7 +124,7 @@ class Pool:
         slot.conn.send(case)
 
     def collect(self, max_wait: float) -> list[tuple[Case, dict[str, Any], str, Any]]:
-        """Finished cases as `(case, info, status, payload)`; status is done, error, crash or hang.
+        """Finished cases as `(case, info, status, payload)`; status is done, harness-error, crash or hang.
 
         Their slots are idle again when this returns (a dead or stuck worker is replaced first).
         """
@@ -100,9 +140,12 @@ class Pool:
                 try:
                     status, payload = slot.conn.recv()
                     slot.case = None
+                    if status == "harness-error" and payload.get("kind") == "memory-limit":
+                        self._restart(slot)  # the worker exits after reporting it
                 except (EOFError, OSError):
                     slot.process.join(5)
                     status, payload = "crash", slot.process.exitcode
+                    info["worker_log"] = self._log_tail(slot)
                     self._restart(slot)
             elif time.monotonic() - slot.started > self.timeout:
                 status, payload = "hang", self.timeout
@@ -111,6 +154,15 @@ class Pool:
                 continue
             out.append((case, info, status, payload))
         return out
+
+    def _log_tail(self, slot: Slot, chars: int = 6000) -> str:
+        """The end of a dead worker's stdout/stderr (faulthandler's traceback of a segfault lands there)."""
+        log = self.limits.log_for(slot.index)
+        if log is None or not os.path.exists(log):
+            return ""
+        with open(log, "rb") as fh:
+            fh.seek(max(0, os.path.getsize(log) - chars))
+            return fh.read().decode(errors="replace")
 
     def _restart(self, slot: Slot) -> None:
         if slot.process.is_alive():
@@ -121,12 +173,17 @@ class Pool:
         slot.case = None
 
     def close(self) -> None:
+        """Idle workers are asked to exit (5 s), busy ones are killed at once: their cases were abandoned."""
         for slot in self.slots:
-            try:
-                slot.conn.send(None)
-            except (OSError, BrokenPipeError):
-                pass
+            if slot.case is None:
+                try:
+                    slot.conn.send(None)
+                except (OSError, BrokenPipeError):
+                    pass
+        until = time.monotonic() + 5
         for slot in self.slots:
-            slot.process.join(5)
+            if slot.case is None:
+                slot.process.join(max(0.0, until - time.monotonic()))
             if slot.process.is_alive():
                 slot.process.kill()
+                slot.process.join(5)

@@ -1,0 +1,214 @@
+"""Coverage-guided generation (`fuzz --guided`): steer drawing toward programs that reach new Dynamo lines.
+
+Two mechanisms, both fed by each case's first-reached lines (`coverage.Tracker`):
+
+- A bandit over fragments. Each fragment's score is the credit it earned per use: a case that reaches n
+  new lines shares log(1 + n) among the fragments it drew, call-plan perturbations included.
+  A fresh case picks each fragment with probability `floor * default + (1 - floor) * score share`, so no
+  fragment ever drops below `floor` times its default share and none starves.
+- A small pool of choice sequences that reached new lines. A share of later cases is an edit of one of
+  them (a point change, a truncated tail drawn afresh, a deleted or duplicated span, a splice with another
+  entry), re-drawn through `hypothesis_compat.draw_from_prefix`.
+
+Note [Guided cases re-draw from their choices alone]
+A weighted pick is recorded as the same choice the uniform draw would have made (a forced draw of the
+table index, `hypothesis_compat.forced_integer`), and an edited sequence is replaced by the choices the
+draw actually used. So every guided case re-draws with `generators.case.redraw(choices, families)`,
+without the bandit's state: a guided campaign is reproducible per case (OUT/guided/cases.jsonl holds each
+case's choices), not as a stream. Its cases carry no seed, since no seed alone draws them.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import math
+import random
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dynfuzz.generators.case import Case, case_from_program
+from dynfuzz.generators.choose import integer
+from dynfuzz.generators.compose import programs
+from dynfuzz.generators.families import load_families
+from dynfuzz.generators.hypothesis_compat import data_from_seed, draw_from_prefix, forced_integer
+from hypothesis.database import choices_to_bytes
+
+FLOOR = 0.3  # share of every pick that follows the default weights
+POOL_SIZE = 64
+MUTATE_SHARE = 0.4  # of cases, once the pool has entries
+
+
+class Bandit:
+    """Fragment scores: new lines credited per use, with an average-score prior for unused fragments."""
+
+    def __init__(self, floor: float = FLOOR) -> None:
+        self.floor = floor
+        self.uses: Counter[str] = Counter()
+        self.reward: Counter[str] = Counter()
+
+    def credit(self, fragments: list[str], new_lines: int) -> None:
+        """Share `log1p(new_lines)` among the fragments a case drew: the log keeps one case that reached a
+        whole new subsystem from drowning out steady finders of a few lines."""
+        for name in fragments:
+            self.uses[name] += 1
+            self.reward[name] += math.log1p(new_lines) / len(fragments)
+
+    def score(self, name: str) -> float:
+        total_uses = sum(self.uses.values())
+        prior = sum(self.reward.values()) / total_uses if total_uses else 1.0
+        return (self.reward[name] + prior) / (self.uses[name] + 1)
+
+    def probabilities(self, names: list[str]) -> dict[str, float]:
+        """Pick probability per distinct fragment of a table that repeats fragments by default weight."""
+        default = Counter(names)
+        scores = {n: self.score(n) for n in default}
+        total = sum(scores.values()) or 1.0
+        return {n: self.floor * default[n] / len(names) + (1 - self.floor) * scores[n] / total for n in default}
+
+
+class Picker:
+    """`programs(picker=...)`: picks fragments (weighted by the bandit, or uniformly) and remembers them."""
+
+    def __init__(self, bandit: Bandit | None, rng: random.Random) -> None:
+        self.bandit, self.rng = bandit, rng
+        self.used: list[str] = []
+
+    def __call__(self, draw, options):
+        options = options if isinstance(options, (list, tuple)) else list(options)
+        if len(options) == 1:
+            index = 0
+        elif self.bandit is None:
+            index = integer(draw, 0, len(options) - 1)
+        else:
+            names = [_arm(f) for f in options]
+            probs = self.bandit.probabilities(names)
+            choice = self.rng.choices(list(probs), weights=list(probs.values()))[0]
+            index = forced_integer(draw, 0, len(options) - 1, names.index(choice))
+        self.used.append(_arm(options[index]))
+        return options[index]
+
+
+def _arm(fragment) -> str:
+    return f"{fragment.family}.{fragment.name}"
+
+
+@dataclass
+class Entry:
+    """A pool entry: a choice sequence that reached new lines, and how often it has been edited."""
+
+    choices: tuple
+    new_lines: int
+    index: int
+    picks: int = 0
+
+    @property
+    def energy(self) -> float:
+        return self.new_lines / (1 + self.picks)
+
+
+def mutate(choices: tuple, rng: random.Random, other: tuple | None = None) -> tuple:
+    """One to three edits of a choice sequence; the result may not fit the strategy any more (the re-draw
+    then repairs it: misaligned choices become the simplest fitting ones, a short tail is drawn afresh)."""
+    out = list(choices)
+    for _ in range(rng.randint(1, 3)):
+        if not out:
+            break
+        i = rng.randrange(len(out))
+        op = rng.randrange(5 if other else 4)
+        if op == 0:
+            out[i] = _nudge(out[i], rng)
+        elif op == 1:
+            del out[rng.randint(i, len(out)):]  # keep a prefix; the rest is drawn afresh
+        elif op == 2:
+            del out[i:i + rng.randint(1, 4)]
+        elif op == 3:
+            j = min(len(out), i + rng.randint(1, 4))
+            out[j:j] = out[i:j]
+        else:
+            cut = rng.randrange(len(other) + 1)
+            out = out[:i] + list(other[cut:])
+    return tuple(out)
+
+
+def _nudge(value: Any, rng: random.Random) -> Any:
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return rng.choice([value + 1, max(value - 1, 0), 0, rng.randint(0, 2 * abs(value) + 3)])
+    if isinstance(value, float):
+        return rng.choice([0.0, value * 2, -value])
+    return value
+
+
+class Guide:
+    """Draws the cases of a guided campaign and learns from each one's new lines."""
+
+    def __init__(self, seed: int, families: tuple[str, ...], out: Path, floor: float = FLOOR,
+                 pool_size: int = POOL_SIZE, mutate_share: float = MUTATE_SHARE) -> None:
+        load_families()
+        self.families = families
+        self.rng = random.Random(seed)
+        self.bandit = Bandit(floor)
+        self.pool: list[Entry] = []
+        self.pool_size, self.mutate_share = pool_size, mutate_share
+        self.pending: dict[tuple, dict[str, Any]] = {}
+        self.counts: Counter[str] = Counter()
+        self.yields: Counter[str] = Counter()  # new lines by origin (fresh / mutant)
+        self.log = out / "guided" / "cases.jsonl"
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        self.log.write_text("")
+
+    def next_case(self, index: int) -> Case:
+        """The index-th case: an edit of a pool entry (a share of the time), else a fresh weighted draw."""
+        case_rng = random.Random(self.rng.getrandbits(64))
+        if self.pool and case_rng.random() < self.mutate_share:
+            entry = self._pick_entry(case_rng)
+            other = case_rng.choice(self.pool).choices if len(self.pool) > 1 else None
+            picker = Picker(None, case_rng)
+            drawn = draw_from_prefix(programs(self.families, picker=picker), mutate(entry.choices, case_rng, other),
+                                     case_rng.getrandbits(32))
+            if drawn is not None:
+                entry.picks += 1
+                return self._case(drawn[0], drawn[1], index, picker, "mutant", entry.index)
+        picker = Picker(self.bandit, case_rng)
+        data = data_from_seed(case_rng.getrandbits(32))
+        program = data.draw(programs(self.families, picker=picker))
+        return self._case(program, tuple(data.choices), index, picker, "fresh", None)
+
+    def _case(self, program, choices: tuple, index: int, picker: Picker, origin: str, parent: int | None) -> Case:
+        case = case_from_program(program, families=self.families, choices=choices)
+        self.pending[choices] = {"index": index, "origin": origin, "parent": parent, "fragments": picker.used}
+        return case
+
+    def _pick_entry(self, rng: random.Random) -> Entry:
+        return rng.choices(self.pool, weights=[e.energy + 1e-3 for e in self.pool])[0]
+
+    def observe(self, case: Case, new_lines: int) -> None:
+        """Credit a finished case's fragments, pool it if it reached new lines, log its choices."""
+        info = self.pending.pop(case.choices, None)
+        if info is None:  # replayed from the example database: not drawn by this guide
+            return
+        self.counts[info["origin"]] += 1
+        self.yields[info["origin"]] += new_lines
+        if info["origin"] == "fresh" and info["fragments"]:
+            self.bandit.credit(info["fragments"], new_lines)
+        if new_lines > 0:
+            entry = Entry(case.choices, new_lines, info["index"])
+            if len(self.pool) < self.pool_size:
+                self.pool.append(entry)
+            else:
+                weakest = min(range(len(self.pool)), key=lambda i: self.pool[i].energy)
+                if self.pool[weakest].energy < entry.energy:
+                    self.pool[weakest] = entry
+        record = {**info, "new_lines": new_lines, "tags": sorted(case.tags),
+                  "choices": base64.b64encode(choices_to_bytes(case.choices)).decode()}
+        with self.log.open("a") as fh:
+            fh.write(json.dumps(record) + "\n")
+
+    def summary(self) -> dict[str, Any]:
+        scores = {n: round(self.bandit.score(n), 3) for n in sorted(self.bandit.uses)}
+        top = dict(sorted(scores.items(), key=lambda kv: -kv[1])[:10])
+        return {"cases": dict(self.counts), "new_lines_by_origin": dict(self.yields), "pool": len(self.pool),
+                "floor": self.bandit.floor, "top_fragments": top, "choices_log": str(self.log)}
