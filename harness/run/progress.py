@@ -1,4 +1,4 @@
-"""Live progress (cases, cases/s, findings, unique) and the end-of-run summary table, via rich."""
+"""Live progress (cases, cases/s, findings, bugs) and the end-of-run summary and bucket tables, via rich."""
 from __future__ import annotations
 
 import sys
@@ -34,8 +34,15 @@ class Reporter:
     def line(self, s: dict[str, Any]) -> str:
         rate = s["cases"] / s["seconds"] if s["seconds"] > 0 else 0.0
         pct = min(100.0, 100.0 * s["seconds"] / self.budget) if self.budget else 0.0
-        return (f"{pct:5.1f}%  cases {s['cases']}  {rate:.2f} cases/s  "
-                f"findings {s['findings']}  unique {s['unique']}")
+        text = (f"{pct:5.1f}%  cases {s['cases']}  {rate:.2f} cases/s  "
+                f"findings {s['findings']}  bugs {s.get('bugs', s['unique'])}")
+        if s.get("queued"):
+            text += f" ({s['queued']} minimizing)"
+        if s.get("crashes") or s.get("hangs"):
+            text += f"  crashes {s['crashes']}  timeouts {s['hangs']}"
+        if s.get("nodes"):  # a Ray campaign: cases per node
+            text += "  nodes " + " ".join(f"{node}:{n}" for node, n in sorted(s["nodes"].items()))
+        return text
 
     def update(self, s: dict[str, Any]) -> None:
         if self.live is not None:
@@ -44,19 +51,21 @@ class Reporter:
             self.last_plain = time.monotonic()
             print(self.line(s), file=sys.stderr, flush=True)
 
-    def final(self, summary: dict[str, Any], rows: list) -> None:
+    def final(self, summary: dict[str, Any], rows: list | None = None) -> None:
+        """The summary metrics, then one row per bucket (bugs first); `rows` is unused, kept for callers."""
         table = Table(title=f"dynfuzz campaign — torch {summary['torch']}, {summary['backend']}/{summary['device']}")
         table.add_column("metric")
         table.add_column("value", justify="right")
-        for key in ("seconds", "cases", "cases_per_second", "findings", "unique", "known", "crashes", "hangs",
-                    "valid_fraction", "overhead_fraction"):
-            table.add_row(key, str(summary[key]))
+        for key in ("seconds", "cases", "cases_per_second", "findings", "bugs", "unique", "known", "crashes",
+                    "hangs", "valid_fraction", "overhead_fraction"):
+            if key in summary:
+                table.add_row(key, str(summary[key]))
         self.console.print(table)
-        if rows:
-            found = Table(title="unique findings")
-            for col in ("signature", "oracle", "kind", "count", "message"):
-                found.add_column(col)
-            for u in rows[:30]:
-                f = u.finding
-                found.add_row(f.signature, f.oracle, f.kind, str(u.count), f.message[:80])
+        buckets = summary.get("buckets") or []
+        if buckets:
+            found = Table(title=f"{summary.get('bugs', 0)} bug(s): one row per root-cause bucket")
+            for col in ("id", "bucket", "count", "status", "repro"):
+                found.add_column(col, overflow="fold")
+            for b in buckets[:30]:
+                found.add_row(b["id"], b["key"], str(b["count"]), b["status"], b["repro"] or "")
             self.console.print(found)
