@@ -36,9 +36,11 @@ class Rule:
     aspects: frozenset[str]  # diff aspects it excuses: values, stride, view, storage, identity...
     reason: str
     holds: Callable[[Observations], bool] = lambda obs: True
+    alongside: frozenset[str] = frozenset()  # when set: only where one of these also differs at the same path
 
-    def covers(self, obs: Observations, root: str, aspect: str) -> bool:
-        return obs.backend in self.backends and root in self.roots and aspect in self.aspects and self.holds(obs)
+    def covers(self, obs: Observations, root: str, aspect: str, others: frozenset[str] = frozenset()) -> bool:
+        return (obs.backend in self.backends and root in self.roots and aspect in self.aspects
+                and (not self.alongside or bool(self.alongside & others)) and self.holds(obs))
 
 
 def _config(obs: Observations, name: str, default: Any) -> Any:
@@ -66,12 +68,16 @@ RULES: tuple[Rule, ...] = (
          "outputs it computes; only their sizes and values are promised.",
          _output_strides_free),
     Rule("inductor-output-aliasing", frozenset({"inductor"}), frozenset({"out"}),
-         frozenset({"view", "storage", "identity", "offset", "stride", "contiguous"}),
+         frozenset({"view", "storage", "identity"}),
          "Inductor computes an output that eager returned as a view of an intermediate (or as one more "
          "reference to another output) into a fresh buffer: whether an output is a view, which storage it "
          "shares with other outputs, and object identity between outputs are not preserved. Aliasing of "
-         "program-visible state (arguments, globals) is not covered and stays a finding.",
-         lambda obs: True),
+         "program-visible state (arguments, globals) is not covered and stays a finding."),
+    Rule("inductor-fresh-buffer-layout", frozenset({"inductor"}), frozenset({"out"}),
+         frozenset({"offset", "stride", "contiguous"}),
+         "An output inductor materialized into a fresh buffer instead of eager's view (the rule above) has "
+         "the buffer's own offset and strides; excused only at a path whose view or storage also differs.",
+         alongside=frozenset({"view", "storage"})),
     Rule("cross-device-placement", frozenset({"eager", "aot_eager", "inductor"}),
          frozenset({"out", "args", "state", "between"}), frozenset({"device"}),
          "Compared across devices (--cross-device: a CUDA run against CPU eager), every tensor lives on "
@@ -80,9 +86,10 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def rule_for(obs: Observations, root: str, aspect: str) -> Rule | None:
-    """The rule that excuses a difference in `aspect` under snapshot root `root`, if any."""
-    return next((r for r in RULES if r.covers(obs, root, aspect)), None)
+def rule_for(obs: Observations, root: str, aspect: str, others: frozenset[str] = frozenset()) -> Rule | None:
+    """The rule that excuses a difference in `aspect` under snapshot root `root` (where the aspects
+    `others` differ at the same path too), if any."""
+    return next((r for r in RULES if r.covers(obs, root, aspect, others)), None)
 
 
 def root_of(path: str) -> str:
@@ -95,8 +102,11 @@ def root_of(path: str) -> str:
 
 def screen(obs: Observations, diffs: list) -> list:
     """`diffs` without those a rule excuses (same container type, so `Diffs.kinds` is kept)."""
+    at: dict[str, set[str]] = {}
+    for path, aspect, *_ in diffs:
+        at.setdefault(path, set()).add(aspect)
     kept = type(diffs)()
-    kept.extend(d for d in diffs if rule_for(obs, root_of(d[0]), d[1]) is None)
+    kept.extend(d for d in diffs if rule_for(obs, root_of(d[0]), d[1], frozenset(at[d[0]])) is None)
     if hasattr(diffs, "kinds"):
         kept.kinds.update(diffs.kinds)
     return kept
