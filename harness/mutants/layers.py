@@ -14,35 +14,30 @@ from . import mutant
 BROKEN_AOT_EAGER = "dynfuzz_broken_aot_eager"
 
 
-def _off_by_one(outputs: Any) -> Any:
-    """The graph's outputs with 1 added to the first floating-point tensor (a wrong value, nothing else)."""
+def _off_by_one(gm: Any) -> Any:
+    """`gm` with 1 added to its first floating-point tensor output (a wrong value, nothing else)."""
     import torch
 
-    items = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
-    for i, value in enumerate(items):
-        if isinstance(value, torch.Tensor) and value.is_floating_point() and value.numel():
-            items[i] = value + 1
+    output = next(n for n in gm.graph.nodes if n.op == "output")
+    results = output.args[0]
+    items = list(results) if isinstance(results, (list, tuple)) else [results]
+    for i, node in enumerate(items):
+        value = node.meta.get("example_value") if isinstance(node, torch.fx.Node) else None
+        if isinstance(value, torch.Tensor) and value.is_floating_point():
+            with gm.graph.inserting_before(output):
+                items[i] = gm.graph.call_function(torch.add, (node, 1))
+            output.args = (type(results)(items) if isinstance(results, (list, tuple)) else items[0],)
+            gm.recompile()
             break
-    return type(outputs)(items) if isinstance(outputs, (list, tuple)) else items[0]
+    return gm
 
 
 def broken_aot_eager(inner: Callable) -> Callable:
-    """A backend that compiles with `inner` (aot_eager) and returns a callable whose first floating-point
-    graph output is off by one."""
+    """A backend that hands `inner` (aot_eager) Dynamo's graph with its first floating-point output off by
+    one: what the backend compiles and runs is wrong, the graph Dynamo captured is not."""
 
     def backend(gm, example_inputs, **kwargs):
-        compiled = inner(gm, example_inputs, **kwargs)
-        if getattr(compiled, "_boxed_call", False):
-            def run_boxed(args):
-                return _off_by_one(compiled(args))
-
-            run_boxed._boxed_call = True
-            return run_boxed
-
-        def run(*args):
-            return _off_by_one(compiled(*args))
-
-        return run
+        return inner(_off_by_one(gm), example_inputs, **kwargs)
 
     return backend
 
