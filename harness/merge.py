@@ -5,8 +5,8 @@ Rules (the fields of `summary.json` are a contract, so unknown numeric fields fo
 - `seconds` (and `budget_seconds`, `startup_seconds`) is the longest run's: the shards ran side by side;
 - rates and fractions are recomputed from the merged counts: `cases_per_second` is the total cases over
   the longest run's seconds, `valid_fraction`, `overhead_fraction`, mean timings weighted by cases;
-- `unique_findings` and `buckets` are united by key (the bucket key, else the signature) and their counts
-  added; `unique` is the size of the union;
+- `unique_findings` are united by signature and `buckets` by bucket key, their counts added (a bucket's
+  signatures united, first seen at the earliest); `unique` and `bugs` are recounted from the union;
 - settings that must agree (torch, backend, device...) are kept when equal, listed when not.
 
 Each run's `findings/` entries are copied under `OUT/findings/` (the first copy of a name wins), and the
@@ -21,9 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from dynfuzz.errors import UsageError
+from dynfuzz.triage.buckets import INTERNAL_CLASSES, NOTE_CLASSES
 
 LONGEST = frozenset({"seconds", "budget_seconds", "startup_seconds"})
-RECOMPUTED = frozenset({"cases_per_second", "valid_fraction", "overhead_fraction", "unique", "mean_timings"})
+RECOMPUTED = frozenset({"cases_per_second", "valid_fraction", "overhead_fraction", "unique", "bugs", "mean_timings"})
+UNITED_BY = {"unique_findings": "signature", "buckets": "key"}
 NOT_COUNTS = frozenset({"seed", "fullgraph", "dynamic"})  # numbers or booleans that are settings, not counts
 ITEM_COUNTS = ("count", "findings", "examples", "cases")  # per-bucket numbers that add up across runs
 
@@ -44,16 +46,12 @@ def load_runs(dirs: Iterable[str | Path]) -> list[tuple[Path, dict[str, Any]]]:
     return runs
 
 
-def _key(item: dict[str, Any]) -> str:
-    return str(item.get("key") or item.get("bucket") or item.get("signature") or json.dumps(item, sort_keys=True))
-
-
-def _unite(lists: Iterable[list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    """Items united by key: the first item's fields, its per-run counts added, the runs it was seen in."""
+def _unite(lists: Iterable[list[dict[str, Any]]], by: str) -> list[dict[str, Any]]:
+    """Items united by the field `by`: the first item's fields, with per-run counts added."""
     merged: dict[str, dict[str, Any]] = {}
     for items in lists:
         for item in items:
-            key = _key(item)
+            key = str(item.get(by) if item.get(by) is not None else json.dumps(item, sort_keys=True))
             if key not in merged:
                 merged[key] = dict(item)
                 continue
@@ -61,6 +59,11 @@ def _unite(lists: Iterable[list[dict[str, Any]]]) -> list[dict[str, Any]]:
             for field in ITEM_COUNTS:
                 if isinstance(item.get(field), int) and isinstance(into.get(field), int):
                     into[field] += item[field]
+            if isinstance(item.get("signatures"), list) and isinstance(into.get("signatures"), list):
+                into["signatures"] = list(dict.fromkeys(into["signatures"] + item["signatures"]))
+            if isinstance(item.get("first_seen_seconds"), (int, float)):
+                into["first_seen_seconds"] = min(into.get("first_seen_seconds", item["first_seen_seconds"]),
+                                                 item["first_seen_seconds"])
     return sorted(merged.values(), key=lambda i: -int(i.get("count", 0) or 0))
 
 
@@ -98,8 +101,8 @@ def merge_summaries(summaries: list[dict[str, Any]]) -> dict[str, Any]:
         values = [s.get(key) for s in summaries]
         if key in LONGEST:
             out[key] = max((v for v in values if v is not None), default=0)
-        elif key in ("unique_findings", "buckets"):
-            out[key] = _unite(v or [] for v in values)
+        elif key in UNITED_BY:
+            out[key] = _unite((v or [] for v in values), UNITED_BY[key])
         elif key in NOT_COUNTS or key in RECOMPUTED or key == "shard":
             out[key] = _same(values)
         else:
@@ -107,6 +110,9 @@ def merge_summaries(summaries: list[dict[str, Any]]) -> dict[str, Any]:
     cases = sum(s.get("cases", 0) for s in summaries)
     seconds = max(out.get("seconds", 0), 1e-9)
     out["unique"] = len(out.get("unique_findings", []))
+    if "bugs" in keys:
+        out["bugs"] = sum(1 for b in out.get("buckets", []) if b.get("status") != "flaky"
+                          and b.get("class") not in INTERNAL_CLASSES | NOTE_CLASSES)
     out["cases_per_second"] = round(cases / seconds, 3)
     if "valid_fraction" in keys:
         out["valid_fraction"] = round(1 - out.get("eager_errors", 0) / max(cases, 1), 4)
@@ -131,21 +137,21 @@ def _copy_findings(runs: list[tuple[Path, dict[str, Any]]], out: Path) -> dict[s
         source = run_dir / "findings"
         if not source.is_dir():
             continue
-        for entry in sorted(source.iterdir()):
-            dest = target / entry.name
-            if not dest.exists():
-                if entry.is_dir():
-                    shutil.copytree(entry, dest)
-                else:
-                    shutil.copy2(entry, dest)
+        for path in sorted(source.rglob("*")):  # a bucket found by several runs gets every run's examples
+            dest = target / path.relative_to(source)
+            if path.is_dir():
+                dest.mkdir(parents=True, exist_ok=True)
+            elif not dest.exists():
+                shutil.copy2(path, dest)
+        for entry in source.iterdir():
             for prefix in (str(entry), str(entry.resolve())):
-                moved[prefix] = str(dest)
+                moved[prefix] = str(target / entry.name)
     return moved
 
 
 def _repoint(items: list[dict[str, Any]], moved: dict[str, str]) -> None:
     for item in items:
-        for field in ("file", "repro", "path"):
+        for field in ("file", "repro", "folder", "path"):
             value = item.get(field)
             if not isinstance(value, str):
                 continue
