@@ -4,8 +4,9 @@ Two mechanisms, both fed by each case's first-reached lines (`coverage.Tracker`)
 
 - A bandit over fragments. Each fragment's score is the credit it earned per use: a case that reaches n
   new lines shares log(1 + n) among the fragments it drew, call-plan perturbations included.
-  A fresh case picks each fragment with probability `floor * default + (1 - floor) * score share`, so no
-  fragment ever drops below `floor` times its default share and none starves.
+  A fresh case picks each fragment with probability `floor * default + (1 - floor) * (default * score)
+  share`: with no evidence that is the default mix, and no fragment ever drops below `floor` times its
+  default share, so none starves.
 - A small pool of choice sequences that reached new lines. A share of later cases is an edit of one of
   them (a point change, a truncated tail drawn afresh, a deleted or duplicated span, a splice with another
   entry), re-drawn through `hypothesis_compat.draw_from_prefix`.
@@ -63,9 +64,9 @@ class Bandit:
     def probabilities(self, names: list[str]) -> dict[str, float]:
         """Pick probability per distinct fragment of a table that repeats fragments by default weight."""
         default = Counter(names)
-        scores = {n: self.score(n) for n in default}
-        total = sum(scores.values()) or 1.0
-        return {n: self.floor * default[n] / len(names) + (1 - self.floor) * scores[n] / total for n in default}
+        weighted = {n: default[n] * self.score(n) for n in default}  # equal scores give the default weights
+        total = sum(weighted.values()) or 1.0
+        return {n: self.floor * default[n] / len(names) + (1 - self.floor) * weighted[n] / total for n in default}
 
 
 class Picker:
