@@ -11,18 +11,19 @@ from dynfuzz.report.charts import COLOURS, new_figure, to_svg
 
 
 def progress_svg(samples: list[tuple[float, int, int]], title: str) -> str:
-    """`samples` are (seconds, cases, unique findings)."""
+    """`samples` are (seconds, cases, unique findings); the two curves are the SVG groups `cases` and `unique`."""
     from matplotlib.ticker import MaxNLocator
 
     fig, ax = new_figure(height=3.2)
     times = [s[0] for s in samples] or [0.0]
     cases = [s[1] for s in samples] or [0]
     unique = [s[2] for s in samples] or [0]
-    ax.plot(times, cases, color=COLOURS[0], linewidth=1.8, label="cases")
+    ax.plot(times, cases, color=COLOURS[0], linewidth=1.8, label="cases", gid="cases")
     ax.set_xlabel("seconds")
     ax.set_ylabel("cases", color=COLOURS[0])
     right = ax.twinx()
-    right.step(times, unique, where="post", color=COLOURS[1], linewidth=1.8, label="unique findings")
+    right.step(times, unique, where="post", color=COLOURS[1], linewidth=1.8, label="unique findings",
+               gid="unique")
     right.set_ylabel("unique findings", color=COLOURS[1])
     for axis in (ax, right):
         axis.set_ylim(bottom=0)
