@@ -106,8 +106,10 @@ def load(path: Path) -> Campaign:
     summary_path = path / "summary.json" if path.is_dir() else path
     try:
         summary = json.loads(summary_path.read_text())
-    except (OSError, ValueError) as e:
-        raise UsageError(f"{path} is not a campaign folder (cannot read its summary.json: {e})") from None
+    except OSError as e:
+        raise UsageError(f"{path} is not a campaign folder: {summary_path}: {e.strerror}") from None
+    except ValueError as e:
+        raise UsageError(f"{summary_path} is not valid JSON: {e}") from None
     folder = summary_path.parent
     samples = _json(folder / "samples.json") or []
     rows = [_bucket_row(b, folder) for b in summary.get("buckets", [])] if "buckets" in summary else \

@@ -107,10 +107,10 @@ def backend_of(layer: str | None) -> str | None:
     return next((b for b, name in LAYER_OF_BACKEND.items() if name == layer), None)
 
 
-def spec_for(spec: CompileSpec, finding: Finding) -> CompileSpec:
-    """The single-backend spec that shows `finding`: a finding first seen on aot_eager in a `--backends`
-    campaign is minimized, explained and rendered as an aot_eager repro."""
+def spec_for(spec: CompileSpec, layer: str | None) -> CompileSpec:
+    """The single-backend spec that shows a finding first seen on `layer`: in a `--backends` campaign, a
+    finding first seen on aot_eager is minimized, explained and rendered as an aot_eager repro."""
     if not spec.backends and not spec.cross_device:
         return spec
-    backend = backend_of(finding.layer) or spec.backend
-    return dataclasses.replace(spec, backend=backend, backends=(), cross_device=finding.layer == CROSS_DEVICE)
+    backend = backend_of(layer) or spec.backend
+    return dataclasses.replace(spec, backend=backend, backends=(), cross_device=layer == CROSS_DEVICE)

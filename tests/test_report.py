@@ -1,0 +1,150 @@
+"""`dynfuzz report`: the page a person opens after a campaign, rendered for a campaign with findings and
+one without, looked at in headless Chromium (skipped without it), merged, and compared `--since`."""
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+from dynfuzz.cli import main
+from dynfuzz.report import write_report
+from dynfuzz.run.campaign import Campaign, CampaignConfig
+from dynfuzz.run.compilers import CompileSpec
+
+SECTIONS = ("totals", "time", "breakdown", "coverage", "buckets", "policy")
+
+
+@pytest.fixture(scope="module")
+def campaigns(tmp_path_factory) -> tuple[Path, Path]:
+    """A small campaign with findings (the perturb-output double) and one without (identity); each writes
+    its report at the end, as `dynfuzz fuzz` does."""
+    root = tmp_path_factory.mktemp("campaigns")
+    for name, compiler, cases in (("found", "perturb-output", 5), ("clean", "identity", 3)):
+        config = CampaignConfig(budget=120, out=root / name, spec=CompileSpec(compiler=compiler),
+                                families=("basic",), max_cases=cases, progress=False, workers=0)
+        Campaign(config).run()
+    return root / "found", root / "clean"
+
+
+def buckets_of(folder: Path) -> list:
+    summary = json.loads((folder / "summary.json").read_text())
+    return summary.get("buckets", summary["unique_findings"])
+
+
+def test_fuzz_writes_a_self_contained_report(campaigns):
+    found, _ = campaigns
+    page = (found / "report.html").read_text()
+    assert all(f'<section id="{s}">' in page for s in SECTIONS)
+    # Nothing is fetched when the page is viewed: no scripts, stylesheets, images or fonts by URL.
+    assert not re.search(r"<script|<link|<img|<iframe|\bsrc=|url\((?!#)|@import|href=\"(?!#)", page)
+    assert page.count('<tr class="bucket"') == len(buckets_of(found)) > 0
+    assert (found / "samples.json").exists() and (found / "report.md").exists()
+
+
+def test_each_bucket_shows_its_highlighted_repro_and_report(campaigns):
+    found, _ = campaigns
+    page = (found / "report.html").read_text()
+    rows = page.split('<tr class="bucket"')[1:]
+    assert all('<details class="repro">' in row and "<pre" in row and "style=" in row for row in rows)
+    assert all("import torch" in re.sub(r"<[^>]+>", "", row) for row in rows)
+
+
+def test_markdown_links_plots_written_beside_it(campaigns):
+    found, _ = campaigns
+    md = (found / "report.md").read_text()
+    for heading in ("## Totals", "## Over time", "## Buckets"):
+        assert heading in md
+    links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md)
+    assert len(links) >= 4 and all((found / link).exists() for link in links)
+
+
+def test_a_campaign_without_findings_says_so(campaigns):
+    _, clean = campaigns
+    page = (clean / "report.html").read_text()
+    assert 'id="no-buckets"' in page and '<tr class="bucket"' not in page
+    assert 'id="chart-cases-per-second"><svg' in page
+
+
+def test_since_lists_new_and_gone_buckets_and_count_changes_first(campaigns, tmp_path):
+    found, _ = campaigns
+    prev = tmp_path / "prev"
+    shutil.copytree(found, prev)
+    summary = json.loads((prev / "summary.json").read_text())
+    field = "buckets" if "buckets" in summary else "unique_findings"
+    rows = summary[field]
+    key = "key" if field == "buckets" else "signature"
+    dropped = rows.pop(0)
+    rows[0]["count"] += 3
+    rows.append({**rows[0], key: "outputs/wrong-value: fixed since @dynamo", "count": 2})
+    (prev / "summary.json").write_text(json.dumps(summary))
+    out = tmp_path / "report"
+    assert main(["report", str(found), "--since", str(prev), "--out", str(out)]) == 0
+    page = (out / "report.html").read_text()
+    assert page.index('id="changes"') < page.index('id="totals"')
+    new = page.split('id="new-buckets"')[1].split("</ul>")[0]
+    gone = page.split('id="gone-buckets"')[1].split("</ul>")[0]
+    changed = page.split('id="count-changes"')[1].split("</ul>")[0]
+    assert dropped[key].split(":")[0] in new and "fixed since" in gone and "&rarr;" in changed
+
+
+def test_several_campaigns_merge_into_one_report(campaigns, tmp_path):
+    found, clean = campaigns
+    assert main(["report", str(found), str(clean), "--out", str(tmp_path)]) == 0
+    cases = sum(json.loads((d / "summary.json").read_text())["cases"] for d in campaigns)
+    page = (tmp_path / "report.html").read_text()
+    assert re.search(rf'id="total-cases"><b>{cases}</b>', page)
+
+
+def test_bad_report_input_is_one_line_and_exit_2(tmp_path, capsys):
+    assert main(["report", str(tmp_path / "missing")]) == 2
+    assert main(["report", str(tmp_path), str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(line.startswith("dynfuzz: error:") for line in err)
+
+
+def test_dynamo_file_coverage_is_plotted_when_measured(campaigns, tmp_path):
+    found, _ = campaigns
+    shutil.copytree(found, tmp_path / "c")
+    coverage = {"totals": {"files": 2, "lines": 300, "covered": 120, "percent": 40.0},
+                "reachable": {"files": 1, "lines": 200, "covered": 100, "percent": 50.0},
+                "files": {"torch/_dynamo/symbolic_convert.py": {"lines": 200, "covered": 100, "percent": 50.0},
+                          "torch/_dynamo/guards.py": {"lines": 100, "covered": 20, "percent": 20.0}}}
+    (tmp_path / "c" / "coverage.json").write_text(json.dumps(coverage))
+    page = write_report([tmp_path / "c"])[0].read_text()
+    chart = page.split('id="chart-dynamo-coverage"')[1].split("</figure>")[0]
+    assert "symbolic_convert.py" in chart and "<svg" in chart and 'id="coverage-totals"' in page
+
+
+def chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def render_in_chromium(page: Path, screenshot: Path) -> str:
+    """The DOM Chromium built from the page (headless, offline), with a screenshot taken on the way."""
+    with tempfile.TemporaryDirectory() as profile:
+        done = subprocess.run(
+            [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
+             "--window-size=1280,2400", f"--screenshot={screenshot}", "--dump-dom", page.as_uri()],
+            capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(chromium() is None, reason="headless Chromium is not installed (Debian package chromium)")
+def test_chromium_renders_both_reports_with_plots_and_one_row_per_bucket(campaigns, tmp_path):
+    for folder in campaigns:
+        shot = tmp_path / f"{folder.name}.png"
+        dom = render_in_chromium(folder / "report.html", shot)
+        assert shot.stat().st_size > 20_000  # a drawn page, not a blank one
+        assert all(f'<section id="{s}">' in dom for s in SECTIONS)
+        figures = re.findall(r'<figure class="chart" id="chart-([\w-]+)">(.*?)</figure>', dom, re.S)
+        drawn = {name for name, body in figures if "<svg" in body and "<path" in body}
+        assert {"cases-per-second", "buckets-over-time", "feature-coverage"} <= drawn
+        rows = len(re.findall(r'<tr class="bucket"', dom))
+        assert rows == len(buckets_of(folder))
+        if folder.name == "found":
+            assert rows > 0 and {"buckets-by-oracle", "buckets-by-layer", "buckets-by-tag"} <= drawn
