@@ -83,6 +83,11 @@ RULES: tuple[Rule, ...] = (
          "Compared across devices (--cross-device: a CUDA run against CPU eager), every tensor lives on "
          "its own run's device by construction; values are compared with the cross-device tolerances.",
          lambda obs: bool(obs.extra.get("cross_device"))),
+    Rule("cross-device-random-numbers", frozenset({"eager", "aot_eager", "inductor"}),
+         frozenset({"out", "args", "state", "between"}), frozenset({"values"}),
+         "CUDA and the CPU have separate random number generators (Philox on CUDA, Mersenne Twister on the "
+         "CPU), so a program that draws random numbers gets other values on each device.",
+         lambda obs: bool(obs.extra.get("cross_device")) and bool(obs.extra.get(RNG_USED))),
 )
 
 

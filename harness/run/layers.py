@@ -104,7 +104,8 @@ def layer_summary(timing_sums: dict[str, float], cases: int, findings_by_layer: 
 
 def backend_of(layer: str | None) -> str | None:
     """The backend whose run first shows `layer` (`dynamo` -> `eager`); None for other layers."""
-    return next((b for b, name in LAYER_OF_BACKEND.items() if name == layer), None)
+    name = (layer or "").partition("/")[0]  # `inductor/cuda`: the layer, and the device it needs
+    return next((b for b, known in LAYER_OF_BACKEND.items() if known == name), None)
 
 
 def spec_for(spec: CompileSpec, layer: str | None) -> CompileSpec:

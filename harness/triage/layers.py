@@ -36,8 +36,11 @@ _SENTENCES = {
 
 
 def layer_sentence(layer: str) -> str:
-    """What a layer name means for the reader of a repro or report ("Dynamo alone is fine; ...")."""
-    return _SENTENCES.get(layer, f"First diverges on layer {layer}.")
+    """What a layer name (a `Layering.tag`) means for the reader of a repro or report ("Dynamo alone is
+    fine; ...")."""
+    name, _, device = layer.partition("/")
+    text = _SENTENCES.get(name, f"First diverges on layer {name}.")
+    return text + (f" Needs {device.upper()}: the CPU run agrees." if device else "")
 
 
 @dataclass(frozen=True)
@@ -51,12 +54,17 @@ class Layering:
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
+    def tag(self) -> str:
+        """The layer, with the device it needs when the CPU does not show it (`inductor/cuda`): the form
+        a bucket key and a repro's metadata carry."""
+        return self.layer if self.device == "any" else f"{self.layer}/{self.device}"
+
+    @property
     def sentence(self) -> str:
-        text = layer_sentence(self.layer)
-        return text + (" Needs CUDA (the CPU run agrees)." if self.device == "cuda" else "")
+        return layer_sentence(self.tag)
 
     def as_dict(self) -> dict[str, object]:
-        return {"layer": self.layer, "verdicts": dict(self.verdicts), "device": self.device,
+        return {"layer": self.layer, "tag": self.tag, "verdicts": dict(self.verdicts), "device": self.device,
                 "sentence": self.sentence, "seconds": round(self.seconds, 3)}
 
 
