@@ -1,36 +1,212 @@
-"""`corpus/known_issues.toml`: signatures already reported upstream, which campaigns do not re-report."""
+"""`corpus/known_issues.toml`: torch bugs already known, matched by bucket key, and `dynfuzz known`.
+
+Each `[[issue]]` names its corpus repro; its `key` is computed by dynfuzz from that repro (judge,
+explain), never typed by hand: `dynfuzz known --refresh` recomputes every key and adds the running
+torch release to the entry's `torch` list; `dynfuzz known --check` fails when an entry's repro no longer
+produces its key (CI catches drift); `dynfuzz known add OUT/findings/<bucket>` promotes a campaign's
+bucket, its repro copied into `corpus/`. An entry matches a bucket by key on the torch releases it
+lists, because a key that holds a torch frame may change between releases. The older `signature`
+field stays for `dynfuzz replay`, which still compares signatures.
+"""
 from __future__ import annotations
 
+import json
+import re
+import shutil
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from dynfuzz.errors import UsageError
 
-DEFAULT_PATH = Path(__file__).resolve().parents[2] / "corpus" / "known_issues.toml"
+ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_PATH = ROOT / "corpus" / "known_issues.toml"
+FIELDS = ("key", "signature", "title", "upstream", "corpus", "torch")
+HEADER = """\
+# Torch bugs already known (see README, "Known issues"). Campaigns count these but do not re-report
+# them; the gate treats them as expected; `dynfuzz replay` says loudly (FIXED) when one stops diverging.
+# `key` is the bucket key, computed by `dynfuzz known --refresh` from the entry's corpus repro, never
+# typed by hand; `torch` lists the releases it was seen on (a key matches only on those releases);
+# `dynfuzz known --check` fails when a repro no longer produces its key. `signature` is kept for replay.
+"""
+
+
+def release(version: str) -> str:
+    """`2.13.0+cpu` -> `2.13.0`: local build tags do not change Dynamo."""
+    return version.split("+", 1)[0]
 
 
 @dataclass
 class KnownIssues:
-    """Known signatures → their entry (`upstream` link, `title`, `corpus` file, ...)."""
+    """Known issues by signature (`entries`, as replay reads them) and by bucket key (`match`)."""
 
     entries: dict[str, dict] = field(default_factory=dict)
+    issues: list[dict] = field(default_factory=list)
+    path: Path | None = None
+
+    def __post_init__(self) -> None:
+        if not self.issues:
+            self.issues = list(self.entries.values())
 
     def __contains__(self, signature: str) -> bool:
         return signature in self.entries
+
+    def match(self, key: str, torch: str | None = None) -> dict | None:
+        """The entry whose key is `key` on this torch release (`torch` None: any release)."""
+        for item in self.issues:
+            if item.get("key") != key:
+                continue
+            versions = item.get("torch") or []
+            versions = [versions] if isinstance(versions, str) else versions
+            if torch is None or not versions or release(torch) in {release(v) for v in versions}:
+                return item
+        return None
 
     @classmethod
     def load(cls, path: Path | None = None) -> KnownIssues:
         path = DEFAULT_PATH if path is None else Path(path)
         if not path.exists():
-            return cls()
+            return cls(path=path)
         try:
             data = tomllib.loads(path.read_text())
         except tomllib.TOMLDecodeError as e:
             raise UsageError(f"{path}: not valid TOML: {e}") from None
+        issues = data.get("issue", [])
         entries = {}
-        for item in data.get("issue", []):
-            if "signature" not in item:
-                raise UsageError(f"{path}: every [[issue]] needs a signature")
-            entries[item["signature"]] = item
-        return cls(entries)
+        for item in issues:
+            if "signature" not in item and "key" not in item:
+                raise UsageError(f"{path}: every [[issue]] needs a key (run `dynfuzz known --refresh`)")
+            if item.get("signature"):
+                entries[item["signature"]] = item
+        return cls(entries, list(issues), path)
+
+    def save(self, path: Path | None = None) -> None:
+        """Rewrite the file: the header, then one `[[issue]]` table per entry, fields in a fixed order."""
+        path = path or self.path or DEFAULT_PATH
+        parts = [HEADER]
+        for item in self.issues:
+            lines = ["[[issue]]"]
+            for name in list(FIELDS) + sorted(set(item) - set(FIELDS)):
+                if name in item:
+                    lines.append(f"{name} = {_toml_value(item[name])}")
+            parts.append("\n".join(lines) + "\n")
+        path.write_text("\n".join(parts))
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, str) else str(value)
+
+
+# ---- computing keys from corpus repros ----
+def key_of_repro(path: Path, wanted: dict | None = None) -> tuple[str | None, str | None]:
+    """(bucket key, signature) the repro at `path` produces now, or (None, None) if it no longer diverges.
+
+    When the repro shows several findings, the one with the entry's old signature (else key prefix)
+    is taken, else the most severe one."""
+    from dynfuzz.oracles.model import SEVERITY
+    from dynfuzz.run.compilers import CompileSpec, make_compiler
+    from dynfuzz.run.judge import judge
+    from dynfuzz.triage.explain import explain
+    from dynfuzz.triage.repro import read_program
+
+    saved = read_program(path)
+    meta = saved.meta
+    spec = CompileSpec(meta.get("compiler", "torch"), meta.get("backend", "eager"), meta.get("device", "cpu"),
+                       bool(meta.get("fullgraph", False)), meta.get("dynamic"))
+    compiler = make_compiler(spec)
+    findings = judge(saved.case, compiler, spec).findings
+    if not findings:
+        return None, None
+    wanted = wanted or {}
+    prefix = (wanted.get("key") or "").split(":", 1)[0]
+    chosen = next((f for f in findings if f.signature == wanted.get("signature")), None) \
+        or next((f for f in findings if prefix and prefix.startswith(f.oracle + "/")), None) \
+        or max(findings, key=lambda f: SEVERITY.get(f.severity, 0))
+    return explain(saved.case, chosen, spec, compiler).key, chosen.signature
+
+
+def refresh(known: KnownIssues, torch_version: str, out=print) -> int:
+    """Recompute every entry's key from its repro; add this torch release. Returns entries that failed."""
+    failed = 0
+    for item in known.issues:
+        corpus = item.get("corpus")
+        if not corpus or not (ROOT / corpus).exists():
+            out(f"SKIP  {item.get('title', '?')}: no corpus repro")
+            failed += 1
+            continue
+        key, signature = key_of_repro(ROOT / corpus, item)
+        if key is None:
+            out(f"FIXED {corpus}: no longer diverges on torch {torch_version}; key kept")
+            failed += 1
+            continue
+        if key != item.get("key"):
+            out(f"KEY   {corpus}: {item.get('key')!r} -> {key!r}")
+        item["key"] = key
+        item.setdefault("signature", signature)
+        versions = item.get("torch") or []
+        versions = [versions] if isinstance(versions, str) else list(versions)
+        if release(torch_version) not in {release(v) for v in versions}:
+            versions.append(release(torch_version))
+        item["torch"] = versions
+    return failed
+
+
+def check(known: KnownIssues, torch_version: str, out=print) -> int:
+    """Entries (listing this release) whose repro no longer produces their key; 0 means no drift."""
+    drift = 0
+    for item in known.issues:
+        versions = item.get("torch") or []
+        versions = [versions] if isinstance(versions, str) else versions
+        if versions and release(torch_version) not in {release(v) for v in versions}:
+            out(f"skip  {item.get('corpus')}: listed for torch {', '.join(versions)}")
+            continue
+        corpus = item.get("corpus")
+        key = key_of_repro(ROOT / corpus, item)[0] if corpus and (ROOT / corpus).exists() else None
+        if key is None or key != item.get("key"):
+            drift += 1
+            out(f"DRIFT {corpus}: expected {item.get('key')!r}, got {key!r}")
+        else:
+            out(f"ok    {corpus}: {key}")
+    return drift
+
+
+def add(known: KnownIssues, bucket_dir: Path, torch_version: str, upstream: str = "",
+        corpus_dir: Path | None = None) -> dict:
+    """Promote a campaign bucket (`OUT/findings/<slug>-<id>`): copy its repro into the corpus, add an entry."""
+    bucket_dir = Path(bucket_dir)
+    repro = bucket_dir / "repro.py"
+    if not repro.is_file():
+        raise UsageError(f"{bucket_dir}: not a bucket folder (no repro.py)")
+    corpus_dir = corpus_dir or ROOT / "corpus"
+    name = re.sub(r"-[0-9a-f]{12}$", "", bucket_dir.name).replace("-", "_") + ".py"
+    target = corpus_dir / name
+    if target.exists():
+        raise UsageError(f"{target} already exists; rename the bucket's repro by hand")
+    shutil.copyfile(repro, target)
+    try:
+        relative = str(target.relative_to(ROOT))
+    except ValueError:
+        relative = str(target)
+    item: dict[str, Any] = {"title": _title(bucket_dir), "upstream": upstream, "corpus": relative}
+    key, signature = key_of_repro(target)
+    if key is None:
+        target.unlink()
+        raise UsageError(f"{repro} does not diverge here; nothing to promote")
+    item.update(key=key, signature=signature, torch=[release(torch_version)])
+    known.issues.append(item)
+    known.entries[signature] = item
+    return item
+
+
+def _title(bucket_dir: Path) -> str:
+    report = bucket_dir / "report.md"
+    if report.is_file():
+        for line in report.read_text().splitlines():
+            if line.strip():
+                return line.lstrip("# ").strip()
+    return bucket_dir.name

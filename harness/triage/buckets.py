@@ -1,0 +1,134 @@
+"""Root-cause buckets: the closed list of divergence classes, the bucket key, its id and slug.
+
+A bucket key reads `<oracle>/<class>: <construct>[ after <perturbation>][ raising <error>][ @<layer>]`,
+for example `effects/lost-effect: set-subclass argument .update`. The class comes from `CLASSES`
+(closed: a finding whose oracle and kind map to nothing here is `internal-error`); the construct and
+the perturbation come from `dynfuzz.triage.explain`; for exceptions the error is the user-visible
+exception type and the innermost torch frame, never message text. The key never holds where the
+symptom showed (output slot, state path, call index) or any name from the program, so the same bug
+reached through different programs, processes or machines lands in the same bucket.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+
+from dynfuzz.oracles import Finding
+
+CLASSES: dict[str, str] = {
+    "wrong-value": "an output's values differ from eager",
+    "stale-metadata": "an output's shape, stride, contiguity, dtype or requires_grad differs from eager",
+    "wrong-aliasing": "which outputs share storage or identity with each other or the inputs differs",
+    "lost-effect": "a write the eager call makes to program state is missing after the compiled call",
+    "wrong-effect": "program state after the compiled call differs from eager's (written, but wrongly)",
+    "crash": "the compiler raised an internal error where eager ran or refused cleanly",
+    "spurious-exception": "the compiled call raised an ordinary error that eager did not",
+    "missing-exception": "eager raised, the compiled call returned normally",
+    "exception-mismatch": "both raised, with different kinds of error",
+    "refused": "under fullgraph=True the compiler refused a construct that should trace",
+    "backward-crash": "backward raised in one mode only",
+    "wrong-grad": "gradients differ from eager",
+    "missing-recompile": "a change that violates a guard reused stale compiled code",
+    "extra-recompile": "a call that changed nothing a guard depends on recompiled",
+    "accepted-illegal": "an illegal program compiled (and ran) instead of being refused",
+    "process-crash": "the process running the case died (segfault, abort, out of memory)",
+    "hang": "the case ran past its timeout",
+    "reference-disagreement": "dynfuzz's reference tracer disagrees with eager (a dynfuzz bug, not torch's)",
+    "internal-error": "dynfuzz itself failed on the case (never a torch bug)",
+}
+
+INTERNAL_CLASSES = frozenset({"internal-error"})
+NOTE_CLASSES = frozenset({"reference-disagreement"})
+
+_BY_KIND = {
+    ("effects", "effect-lost"): "lost-effect",
+    ("effects", "effect-mismatch"): "wrong-effect",
+    ("exceptions", "crash"): "crash",
+    ("exceptions", "spurious-exception"): "spurious-exception",
+    ("exceptions", "missing-exception"): "missing-exception",
+    ("exceptions", "exception-mismatch"): "exception-mismatch",
+    ("exceptions", "unsupported"): "refused",
+    ("grads", "backward-crash"): "backward-crash",
+    ("grads", "grad-mismatch"): "wrong-grad",
+    ("guards", "guard-unsound"): "missing-recompile",
+    ("guards", "over-guard"): "extra-recompile",
+    ("recompiles", "over-guard"): "extra-recompile",
+    ("illegal", "crash"): "crash",
+    ("illegal", "miscompile"): "accepted-illegal",
+    ("harness", "crash"): "process-crash",
+    ("harness", "hang"): "hang",
+    ("reference", "reference-bug"): "reference-disagreement",
+}
+METADATA_ASPECTS = frozenset({"shape", "stride", "contiguous", "is_contiguous", "dtype", "device", "layout",
+                              "requires_grad", "storage_offset", "ndim", "dim", "is_leaf"})
+ALIAS_ASPECTS = frozenset({"identity", "storage", "alias", "aliases"})
+_DETAIL = re.compile(r"^[^:]*: (?P<aspect>[\w.]+): expected ")
+_ERROR = re.compile(r"^(?:compiled|eager)(?: backward)?: (?P<type>[\w.]+)")
+
+
+def aspects(f: Finding) -> set[str]:
+    """The aspects (`values`, `stride`, `members`...) a value-comparing finding's evidence names."""
+    found = set()
+    for line in f.details:
+        m = _DETAIL.match(line)
+        if m:
+            found.add(m.group("aspect"))
+    return found
+
+
+def divergence_class(f: Finding) -> str:
+    """The finding's class from `CLASSES`: by oracle and kind, outputs split by the aspects that differ."""
+    if (f.oracle, f.kind) == ("outputs", "miscompile"):
+        seen = aspects(f)
+        if seen & METADATA_ASPECTS:
+            return "stale-metadata"
+        if seen and seen <= ALIAS_ASPECTS:
+            return "wrong-aliasing"
+        return "wrong-value"
+    return _BY_KIND.get((f.oracle, f.kind), "internal-error")
+
+
+def error_of(f: Finding) -> str | None:
+    """For an exception-class finding: `Type in torch/<file>.py:<function>` (type and innermost frame)."""
+    if divergence_class(f) not in ("crash", "spurious-exception", "exception-mismatch", "backward-crash",
+                                   "refused", "missing-exception"):
+        return None
+    for line in f.details:
+        m = _ERROR.match(line)
+        if m:
+            name = m.group("type").rsplit(".", 1)[-1]
+            frame = getattr(f, "torch_frame", None)
+            return f"{name} in {frame}" if frame else name
+    return None
+
+
+def bucket_key(oracle: str, cls: str, construct: str, perturbation: str | None = None,
+               error: str | None = None, layer: str | None = None) -> str:
+    """`<oracle>/<class>: <construct>[ after <perturbation>][ raising <error>][ @<layer>]`."""
+    if cls not in CLASSES:
+        raise ValueError(f"unknown divergence class {cls!r}")
+    key = f"{oracle}/{cls}: {construct}"
+    if perturbation:
+        key += f" after {perturbation}"
+    if error:
+        key += f" raising {error}"
+    if layer:
+        key += f" @{layer}"
+    return key
+
+
+def bucket_id(key: str) -> str:
+    """The first 12 hex digits of the key's sha256."""
+    return hashlib.sha256(key.encode()).hexdigest()[:12]
+
+
+def slug(key: str, limit: int = 48) -> str:
+    """A short readable folder-name part: the key's class and construct in lower-case words."""
+    head = key.split(" raising ", 1)[0].split(" @", 1)[0]
+    text = re.sub(r"[^a-z0-9]+", "-", head.split("/", 1)[-1].lower()).strip("-")
+    return text[:limit].rstrip("-") or "bucket"
+
+
+def folder_name(key: str) -> str:
+    """`<slug>-<id>`: the bucket's folder under `OUT/findings/`."""
+    return f"{slug(key)}-{bucket_id(key)}"
