@@ -17,6 +17,7 @@ from typing import Any
 import sympy
 import torch
 
+from .observer import Observer
 from .symbolic import SymInt, is_symbolic, symbol
 from .trace import CallTrace, Effect, Guard, In, Op, Ref
 
@@ -43,8 +44,8 @@ def _container_kind(obj: Any) -> str | None:
     return None
 
 
-class Recorder:
-    """Provenance, guards, effects, breaks and ops of one traced call."""
+class Recorder(Observer):
+    """Provenance, guards, effects, breaks and ops of one traced call: the interpreter's observer while tracing."""
 
     def __init__(self) -> None:
         self.trace = CallTrace()
@@ -118,6 +119,22 @@ class Recorder:
         text = (f"check_tensor({src}, {type(t).__name__}, {t.dtype}, device={t.device.type}, "
                 f"requires_grad={t.requires_grad}, size={list(t.shape)})")
         self.guard("TENSOR", src, expected, text)
+
+    def read_global(self, name: str, value: Any) -> Any:
+        src = f"G[{name!r}]"
+        self.read(value, src)
+        return self.symbolic_read(value, src)
+
+    def read_cell(self, cell: types.CellType, value: Any) -> Any:
+        """A read through a cell; guarded only when the cell is reachable from outside the call."""
+        src = self.cell_sources.get(id(cell))
+        if src is None:
+            return value
+        self.read(value, src)
+        return self.symbolic_read(value, src)
+
+    def write_cell(self, cell: types.CellType, name: str, detail: str, line: int) -> None:
+        self.effect("cell", self.cell_sources.get(id(cell), name), detail, line)
 
     def symbolic_read(self, value: Any, src: str) -> Any:
         """Scalars read from globals and cells become symbols, so relations over them are recorded too."""

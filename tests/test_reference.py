@@ -12,7 +12,7 @@ import pytest
 import torch
 from dynfuzz.generators.case import Case
 from dynfuzz.oracles.reference import check_reference
-from dynfuzz.reference_impl import Interpreter, Program, ReferenceUnsupported
+from dynfuzz.reference_impl import Interpreter, Program, ReferenceUnsupported, Tracer
 from dynfuzz.reference_impl.replay import replay
 from dynfuzz.run.execute import load_program, observe
 from dynfuzz.run.reference import selfcheck, trace_case
@@ -43,11 +43,11 @@ def test_reference_impl_never_imports_dynamo_in_source():
 def test_tracing_does_not_load_dynamo_at_runtime():
     code = textwrap.dedent('''
         import sys, torch
-        from dynfuzz.reference_impl import Interpreter, Program
+        from dynfuzz.reference_impl import Program, Tracer
         src = ("import torch\\ndef f(x):\\n    torch._dynamo.graph_break()\\n"
                "    return torch.cond(x.sum() > 0, lambda a: a + 1, lambda a: a - 1, (x,))\\n")
         ns = {}; exec(compile(src, "<dynfuzz-t>", "exec"), ns)
-        ct = Interpreter(Program(src)).trace_call(ns["f"], (torch.ones(3),), ("x",))
+        ct = Tracer(Program(src)).trace_call(ns["f"], (torch.ones(3),), ("x",))
         assert ct.error is None, ct.error
         assert len(ct.breaks) == 2, ct.breaks
         print("torch._dynamo" in sys.modules)
@@ -225,7 +225,7 @@ def test_replay_of_recorded_ops_reproduces_outputs():
             return (torch.linspace(-1, 1, 4), torch.ones(4))
     ''')
     ns, _ = load_program(src, "t")
-    ct = Interpreter(Program(src)).trace_call(ns["f"], ns["inputs"]("cpu"), ("x", "y"))
+    ct = Tracer(Program(src)).trace_call(ns["f"], ns["inputs"]("cpu"), ("x", "y"))
     again = replay(ct, ns["inputs"]("cpu"))
     assert all(torch.equal(a, b) for a, b in zip(ct.output, again))
 

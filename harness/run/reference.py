@@ -17,7 +17,7 @@ from typing import Any
 
 from dynfuzz.generators.case import Case, case_seed, draw_case
 from dynfuzz.oracles.snapshot import take
-from dynfuzz.reference_impl import Interpreter, Program, ReferenceUnsupported, Trace
+from dynfuzz.reference_impl import Program, ReferenceUnsupported, Trace, Tracer
 from dynfuzz.run.execute import _backward, load_program, observe, program_state
 
 
@@ -30,7 +30,7 @@ def trace_case(case: Case, device: str = "cpu") -> Trace:
         fn = ns[case.entry]
         names = tuple(inspect.signature(fn).parameters)
         trace = Trace(case.entry, names)
-        interp = Interpreter(program)
+        interp = Tracer(program)
         for i in range(int(ns.get("CALLS", 2))):
             between_value = None
             if i > 0 and "between" in ns:
