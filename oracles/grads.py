@@ -10,9 +10,10 @@ from __future__ import annotations
 from .checks import diff_check
 from .model import Finding, Observations, finding
 from .outputs import describe, diff_key
+from .policy import screen, tolerance_for
 from .registry import oracle, renders
 from .sections import section
-from .snapshot import diff
+from .snapshot import Diffs, diff
 
 GRAD_ROOTS = ("args", "out", "state")
 # What a gradient means; its version counter, storage and strides are how autograd happened to accumulate it.
@@ -24,11 +25,12 @@ def is_grad_path(path: str) -> bool:
     return path.endswith(".grad")
 
 
-def grad_diffs(expected, actual) -> list:
-    """Differences between two call snapshots on gradient paths only."""
+def grad_diffs(expected, actual, tolerance=None) -> list:
+    """Differences between two call snapshots on gradient paths only (`tolerance`: dtype -> (rtol, atol),
+    the backend's, from oracles/policy.py)."""
     found = []
     for root in GRAD_ROOTS:
-        found += [d for d in diff(section(expected, root), section(actual, root), root, limit=400)
+        found += [d for d in diff(section(expected, root), section(actual, root), root, Diffs(tolerance), limit=400)
                   if is_grad_path(d[0]) and d[1] in GRAD_ASPECTS]
     return found
 
@@ -48,7 +50,7 @@ def grads(case, obs: Observations, trace=None) -> list[Finding]:
                                  details=(f"{side} backward: {err.type}: {err.message}",),
                                  torch_frame=err.torch_frame))
             break
-        diffs = grad_diffs(e_call.state, c_call.state)
+        diffs = screen(obs, grad_diffs(e_call.state, c_call.state, tolerance_for(obs)))
         if diffs:
             found.append(finding("grads", "grad-mismatch", f"call {i}: {diffs[0][0]} {diffs[0][1]} differs",
                                  diff_key(diffs), call=i, details=tuple(describe(diffs))))
