@@ -6,12 +6,12 @@ parent and child frames, closures that escape the compiled region. Each
 fragment here builds one of those situations, valid by construction (see
 `closures_cells.py` for the values cells hold). Module-level and pre-existing
 closures live in `closures_preexisting.py`, lambdas, defaults, partials,
-recursion and classes in `closures_callables.py`; importing this module
-registers all three.
+recursion and classes in `closures_callables.py`, cells that agree in name or
+contents in `closures_agree.py`; importing this module registers them all.
 """
 from __future__ import annotations
 
-from . import closures_callables, closures_preexisting, ir, tensor_ops  # noqa: F401  (the family's other fragments)
+from . import closures_agree, closures_callables, closures_preexisting, ir, tensor_ops  # noqa: F401  (the family's other fragments)
 from .choose import boolean, choose, integer
 from .closures_cells import (
     FAMILY,

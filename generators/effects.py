@@ -8,6 +8,7 @@ from __future__ import annotations
 # Registration order is the order shrinking prefers: the smallest fragments first.
 from . import effects_containers  # noqa: F401  isort: skip
 from . import effects_probes, effects_objects, effects_aliasing, effects_autograd  # noqa: F401  isort: skip
+from . import effects_sole, effects_order  # noqa: F401  isort: skip
 from .effects_common import FAMILY
 
 __all__ = ["FAMILY"]

@@ -30,10 +30,11 @@ def _probe_key_order(draw, b: Builder) -> ir.Expr:
     name = b.fresh("d")
     p = b.add_value_input(name, lit({"a": 1, "b": 2}))
     _plan(b, p, [draw(choice((lit({"b": 2, "a": 1}), lit({"a": 1, "c": 2}), lit({"a": 1}))))])
-    return _fold_keys(b, ir.Name(name))
+    return fold_keys(b, ir.Name(name))
 
 
-def _fold_keys(b: Builder, d: ir.Expr) -> ir.Expr:
+def fold_keys(b: Builder, d: ir.Expr) -> ir.Expr:
+    """Emit a loop folding `d`'s keys and values, in iteration order, into a small int; return it."""
     acc, k = b.fresh("acc"), b.fresh("k")
     b.emit(ir.Assign(ir.Name(acc), ir.Const(0)))
     step = ir.BinOp(ir.BinOp(ir.Name(acc), "*", ir.Const(3)), "+", ir.Sub(d, ir.Name(k)))

@@ -334,9 +334,16 @@ def _diff_named(e, a, path, out):
 
 
 def _diff_attrs(e, a, path, out, limit):
+    """Attribute sets, then (only when the sets agree) their insertion order, then each value.
+
+    `vars(obj)` order is program-visible state (`list(vars(obj))`, `__dict__` iteration, repr), so the
+    same attributes in another order are a divergence of their own, `attribute-order`.
+    """
     names_e, names_a = [k for k, _ in e], [k for k, _ in a]
     if sorted(names_e) != sorted(names_a):
         out.append((path, "attributes", names_e, names_a))
+    elif names_e != names_a:
+        out.append((path, "attribute-order", names_e, names_a))
     other = dict(a)
     for k, v in e:
         if k in other:

@@ -22,6 +22,8 @@ EXPECTED_TAGS = {
     "creates-nested", "escaping-closure", "cell-kinds", "cell-inplace", "lambda", "default-arg", "partial",
     "recursion", "super-class-cell", "method-closure", "graph-break-cell", "plan-cell", "plan-global",
     "plan-closure-swap",
+    "cells-agree", "cells-same-object", "cells-same-name", "preexisting-cells", "preexisting-same-name",
+    "preexisting-method", "preexisting-graph-break", "preexisting-fresh-writer",
 }
 
 
