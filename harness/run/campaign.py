@@ -175,7 +175,8 @@ class Campaign(Ledger):
         if self.collector is not None:
             self.collector.save()
         t = time.monotonic()
-        self.coverage_report = finish(self.config.coverage, self.tracker, self.config.out)
+        self.coverage_report = finish(self.config.coverage, self.tracker, self.config.out,
+                                      self.collector.late if self.collector is not None else ())
         self.coverage_seconds = time.monotonic() - t
 
     def _sample(self, force: bool = False) -> None:

@@ -82,6 +82,8 @@ class Collector:
                                                      "module-not-measured", "already-imported", "include-ignored"])
         self.seen: dict[str, set[int]] = {}
         self.sizes: dict[str, int] = {}
+        # Packages already imported (in-process runs): their module-level lines ran unmeasured.
+        self.late = [scope for scope in spec.scopes if scope in sys.modules]
         self.cov.start()
 
     def new_lines(self) -> dict[str, list[int]]:
@@ -151,8 +153,10 @@ def package_dir(scope: str) -> Path | None:
     return folder if (folder / "__init__.py").is_file() else None
 
 
-def finish(spec: CoverageSpec, tracker: Tracker | None, out: Path) -> dict[str, Any]:
-    """Combine the workers' data files and the tracker's union, write `out/coverage.json`, return it."""
+def finish(spec: CoverageSpec, tracker: Tracker | None, out: Path, late: Iterable[str] = ()) -> dict[str, Any]:
+    """Combine the workers' data files and the tracker's union, write `out/coverage.json`, return it.
+
+    `late`: packages measured only after they were imported (their module-level lines count as missed)."""
     import coverage
 
     cov = coverage.Coverage(data_file=str(spec.combined_file), source=spec.folders(), config_file=False)
@@ -170,6 +174,7 @@ def finish(spec: CoverageSpec, tracker: Tracker | None, out: Path) -> dict[str, 
     executed = {os.path.realpath(p): set(data.lines(p) or ()) for p in data.measured_files()}
     with StaticCache(cov) as static:
         report = _report(spec, executed, static)
+    report["imported_before_measuring"] = list(late)
     (out / "coverage.json").write_text(json.dumps(report, indent=1) + "\n")
     return report
 
@@ -321,6 +326,7 @@ def summary_block(report: dict[str, Any], overhead: dict[str, Any] | None = None
         "reachable": report["reachable"] and {k: v for k, v in report["reachable"].items() if k != "excluded"},
         "files": {k: [v["covered"], v["lines"], v["percent"]] for k, v in report["files"].items()},
         "never_entered_counts": {k: len(v) for k, v in report["never_entered"].items()},
+        "imported_before_measuring": report.get("imported_before_measuring", []),
         "file": "coverage.json",
         **(overhead or {}),
     }
@@ -336,6 +342,9 @@ def format_table(report: dict[str, Any], limit: int = 40) -> str:
     if len(rows) > limit:
         out.append(f"... {len(rows) - limit} smaller files in coverage.json")
     t = report["totals"]
+    if report.get("imported_before_measuring"):
+        out.append(f"note: {', '.join(report['imported_before_measuring'])} was imported before measuring began "
+                   "(--workers 0): its module-level lines count as missed")
     out.append(f"{'TOTAL':<{width}}  {t['lines']:>6}  {t['covered']:>7}  {t['percent']:>6.1f}")
     if report.get("reachable"):
         r = report["reachable"]
