@@ -82,11 +82,11 @@ def test_an_actor_killed_while_running_a_case_files_that_case_as_a_crash(ray_clu
 
     monkeypatch.setattr(cluster.RayPool, "__init__", start_killer)
     try:
-        summary = campaign(tmp_path, "hang", 3, case_timeout=600)  # every case runs until it is killed
+        summary = campaign(tmp_path, "hang", 2, case_timeout=600)  # every case runs until it is killed
     finally:
         stop.set()
-    assert summary["cases"] == 3 and summary["crashes"] == 3 and summary["hangs"] == 0
-    assert len(killed) >= 3 and pools[0].restarts >= 3
+    assert summary["cases"] == 2 and summary["crashes"] == 2 and summary["hangs"] == 0
+    assert len(killed) >= 2 and pools[0].restarts >= 2
     saved = [read_program(p) for p in (tmp_path / "findings").rglob("*.py") if p.name != "repro.py"]
     assert any("def f(" in s.case.source for s in saved)
 
@@ -107,9 +107,9 @@ def test_a_campaign_survives_an_actor_killed_midway_and_counts_every_case_once(r
         return out
 
     monkeypatch.setattr(cluster.RayPool, "collect", collect_then_kill)
-    local = campaign(tmp_path / "local", "perturb-output", 16, ray=None)
-    remote = campaign(tmp_path / "ray", "perturb-output", 16)
-    assert state["killed"] and remote["cases"] == 16
+    local = campaign(tmp_path / "local", "perturb-output", 12, ray=None)
+    remote = campaign(tmp_path / "ray", "perturb-output", 12)
+    assert state["killed"] and remote["cases"] == 12
     assert remote["crashes"] <= 1  # 1 when the kill landed inside a case, 0 between two
     crash = {u["signature"] for u in remote["unique_findings"] if u["kind"] == "crash"}
     assert _signatures(remote) - crash <= _signatures(local)
