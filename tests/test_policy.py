@@ -120,3 +120,12 @@ def test_cross_device_excuses_placement_not_values():
     assert policy.rule_for(obs, "out", "device") is not None
     assert policy.rule_for(dataclasses.replace(obs, extra={}), "out", "device") is None
     assert policy.tolerance(torch.float32, "eager", cross_device=True)[1] >= 1e-3
+
+
+def test_strides_of_size_one_dimensions_are_not_a_difference():
+    eager_out = torch.empty_strided((4, 1), (1, 4)).copy_(torch.arange(4.0).reshape(4, 1))
+    compiled_out = torch.empty_strided((4, 1), (1, 1)).copy_(eager_out)  # the same elements, same addresses
+    assert eager_out.stride() != compiled_out.stride()
+    assert not outputs(Case(source=""), observations(eager_out, compiled_out, "eager"))
+    transposed = torch.arange(6.0).reshape(2, 3).t()
+    assert outputs(Case(source=""), observations(transposed, transposed.contiguous(), "eager"))
