@@ -28,7 +28,7 @@ _SENTENCES = {
     "aot_eager": "Dynamo alone is fine; diverges from aot_eager on: AOTAutograd (functionalization, "
                  "decompositions, partitioning).",
     "inductor": "Dynamo and AOTAutograd are fine; diverges from inductor on: inductor's lowering or generated "
-                "code.",
+                "code, or what Dynamo does only for inductor (such as unspecialized float inputs).",
     "cross-device": "The compiled CUDA run agrees with CUDA eager but differs from CPU eager beyond the "
                     "cross-device tolerances.",
     UNLOCATED: "Does not diverge on any backend when re-run.",
