@@ -90,3 +90,7 @@ def metadata_op(draw, b):
 def data_op_fragment(draw, b):
     """An in-place data op (`add_`, `mul_`, `copy_`, `fill_`, `zero_`, indexed assignment)."""
     mutate(draw, b, "data")
+
+
+# The family's other constructs register their fragments on import.
+from . import resizes_layout  # noqa: E402,F401  isort: skip

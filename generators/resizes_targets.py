@@ -75,9 +75,11 @@ def like(b: Builder) -> ir.Expr:
 
 
 def inputs(b: Builder) -> list[TensorVar]:
+    """Tensor inputs a fragment may mutate: visible ones (a construct's private input is not), no grad leaf."""
     st = state(b)
-    return [p.tensor for p in b.params if p.tensor is not None and not p.tensor.requires_grad
-            and p.name not in st.aliased_params]
+    visible = {id(v) for v in b.root.tensors}
+    return [p.tensor for p in b.params if p.tensor is not None and id(p.tensor) in visible
+            and not p.tensor.requires_grad and p.name not in st.aliased_params]
 
 
 def param(b: Builder, name: str) -> InputParam:

@@ -38,3 +38,18 @@ def test_unbacked_guard_mutant_is_found_by_the_unbacked_construct_only(tmp_path)
     assert found, "a campaign with capture_scalar_outputs programs must see the unguarded branch"
     assert not wrong_values(campaign(tmp_path, "conds", 30, 1, "unbacked-guard-assumed-true",
                                      disable="unbacked-config"))
+
+
+def recall_divergences(summary: dict) -> list[dict]:
+    """Divergences that first show on a re-call: what a missing guard produces (the resizes family also
+    finds known torch bugs on the first call, with or without a mutant)."""
+    return [u for u in summary["unique_findings"] if u["oracle"] in ("outputs", "effects", "exceptions")
+            and not u["message"].startswith("call 0")]
+
+
+@pytest.mark.slow
+def test_inner_stride_only_mutant_is_found_by_the_layout_construct_only(tmp_path):
+    """Step slices and expands change outer strides only: nothing but the layout construct re-calls so."""
+    assert recall_divergences(campaign(tmp_path, "resizes", 40, 1, "layout-inner-stride-only"))
+    assert not recall_divergences(campaign(tmp_path, "resizes", 40, 1, "layout-inner-stride-only",
+                                           disable="layout"))
