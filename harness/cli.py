@@ -125,9 +125,9 @@ def cmd_fuzz(args) -> int:
                             known=KnownIssues.load(args.known), progress=args.progress,
                             **_scale_options(args),
                             coverage=_coverage_spec(args), guided=args.guided,
-                            worker_memory=_worker_memory(args))
+                            worker_memory=_worker_memory(args), minimize_budget=_minimize_budget(args))
     summary = Campaign(config).run()
-    print(json.dumps({k: summary[k] for k in ("cases", "cases_per_second", "findings", "unique",
+    print(json.dumps({k: summary[k] for k in ("cases", "cases_per_second", "findings", "unique", "bugs",
                                                "overhead_fraction")}))
     if args.fail_on_finding and summary["unique"]:
         return 1
@@ -163,6 +163,9 @@ def _scale_options(args) -> dict:
             database = Path(database)
     if args.ray is not None:
         from dynfuzz.run.cluster import check_address
+
+        if args.coverage or args.guided or args.coverage_scope:
+            raise UsageError("--coverage and --guided measure local workers; they cannot be combined with --ray")
 
         check_address(args.ray)
     return {"database": database, "db_expire_days": args.db_expire, "shard": (int(match[1]), int(match[2])),
@@ -239,8 +242,59 @@ def cmd_gate(args) -> int:
                         spec=_spec(args), families=_families(args.family), corpus=[Path(c) for c in args.corpus],
                         out=_out_dir(args.out), junit=Path(args.junit) if args.junit else None,
                         summary=Path(args.summary) if args.summary else None, workers=args.workers,
-                        known=args.known)
+                        known=args.known, minimize_budget=_minimize_budget(args))
     return run_gate(config)
+
+
+def _minimize_budget(args) -> float | None:
+    """`--minimize-budget` seconds per new bucket in the triage worker; None with `--no-minimize`."""
+    if args.no_minimize:
+        return None
+    budget = parse_duration(args.minimize_budget)
+    if budget <= 0:
+        raise UsageError("--minimize-budget must be positive (use --no-minimize to switch minimization off)")
+    return budget
+
+
+def _add_minimize_flags(p) -> None:
+    p.add_argument("--minimize-budget", default="60s",
+                   help="minimize each new bucket in a worker process for at most this long (default 60s)")
+    p.add_argument("--no-minimize", action="store_true",
+                   help="do not minimize: buckets keep their cheap keys and are marked unminimized")
+
+
+def cmd_known(args) -> int:
+    """`dynfuzz known --refresh | --check | add BUCKET [--upstream URL]`: known issues by bucket key."""
+    from dynfuzz.triage import known as known_mod
+    from dynfuzz.triage.repro import torch_version
+
+    path = Path(args.known) if args.known else None
+    issues = known_mod.KnownIssues.load(path)
+    version = torch_version()
+    if args.action == "add":
+        if not args.bucket:
+            raise UsageError("known add needs a bucket folder: dynfuzz known add OUT/findings/<slug>-<id>")
+        item = known_mod.add(issues, Path(args.bucket), version, args.upstream or "")
+        issues.save(path)
+        print(f"added {item['corpus']}: {item['key']}")
+        return 0
+    if args.action is not None:
+        raise UsageError(f"unknown known action {args.action!r}; use: known add BUCKET, known --refresh, known --check")
+    if args.refresh:
+        failed = known_mod.refresh(issues, version)
+        issues.save(path)
+        print(f"refreshed {len(issues.issues)} entries on torch {version}; {failed} could not be computed")
+        return 0
+    if args.check:
+        drift = known_mod.check(issues, version)
+        print(f"{drift} entr{'y' if drift == 1 else 'ies'} drifted" if drift else "no drift")
+        return 1 if drift else 0
+    for item in issues.issues:
+        versions = item.get("torch") or []
+        versions = [versions] if isinstance(versions, str) else versions
+        print(f"{item.get('key', '(no key: run dynfuzz known --refresh)')}  [{', '.join(versions)}]"
+              f"  {item.get('corpus', '')}")
+    return 0
 
 
 def cmd_report(args) -> int:
@@ -318,6 +372,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--known", default=None, help="known-issues TOML (default corpus/known_issues.toml)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None)
     p.add_argument("--fail-on-finding", action="store_true", help="exit 1 when any unique finding was saved")
+    _add_minimize_flags(p)
     p.add_argument("--db", default=".hypothesis/examples",
                    help="Hypothesis example database: a directory, or redis://HOST:PORT[/N] shared by shards and "
                         "nights (needs dynfuzz[redis]); findings saved, replayed first next run")
@@ -381,8 +436,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--summary", default=None, help="write a Markdown summary (for a PR comment) here")
     p.add_argument("--workers", type=int, default=1, help="worker processes for generated cases (0: inline)")
     p.add_argument("--known", default=None, help="known-issues TOML (default corpus/known_issues.toml)")
+    _add_minimize_flags(p)
     _add_compile_flags(p)
     p.set_defaults(func=cmd_gate)
+
+    p = sub.add_parser("known", help="known issues by bucket key: list, --refresh, --check, add BUCKET")
+    p.add_argument("action", nargs="?", choices=("add",), help="add: promote a campaign bucket to a known issue")
+    p.add_argument("bucket", nargs="?", help="with add: the bucket folder, OUT/findings/<slug>-<id>")
+    p.add_argument("--upstream", default=None, help="with add: the upstream issue URL")
+    p.add_argument("--refresh", action="store_true", help="recompute every key from its corpus repro")
+    p.add_argument("--check", action="store_true", help="exit 1 when a repro no longer produces its key")
+    p.add_argument("--known", default=None, help="known-issues TOML (default corpus/known_issues.toml)")
+    p.set_defaults(func=cmd_known)
 
     p = sub.add_parser("merge", help="merge the summary.json of shards or runs into one (counts add, buckets united)")
     p.add_argument("dirs", nargs="+", metavar="DIR", help="run output folders (each with a summary.json)")
