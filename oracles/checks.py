@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import re
 
-_DETAIL = re.compile(r"^(?P<path>.+?): (?P<aspect>[\w ]+): expected (?P<exp>.*), got (?P<act>.*)$", re.S)
+_DETAIL = re.compile(r"^(?P<path>.+?): (?P<aspect>[\w -]+): expected (?P<exp>.*), got (?P<act>.*)$", re.S)
 _STEP = re.compile(r"\.<cells>\.(\w+)\.cell_contents|\[[^\]]*\]|\.\w+")
 ROOT_NAMES = {"out": "out", "args": "args", "state": "ns"}
 TENSOR_ATTRS = {
@@ -25,7 +25,8 @@ TENSOR_ATTRS = {
     "device": "{}.device.type", "requires_grad": "{}.requires_grad", "is_leaf": "{}.is_leaf",
     "contiguous": "{}.is_contiguous()", "view": "{}._is_view()", "mutated": "({}._version > 0)",
     "maxlen": "{}.maxlen", "length": "len({})", "keys": "list({})", "members": "set({})",
-    "type": "type({}).__name__", "attributes": "sorted(vars({}))", "function": "{}.__qualname__",
+    "type": "type({}).__name__", "attributes": "sorted(vars({}))", "attribute-order": "list(vars({}))",
+    "function": "{}.__qualname__",
     "class": "{}.__qualname__", "default_factory": "{}.default_factory",
 }
 
@@ -126,3 +127,13 @@ def diff_check(finding) -> list[str]:
 
 def raised(name: str) -> str:
     return f"isinstance({name}, Exception)"
+
+
+def agreement_check() -> list[str]:
+    """For a program with no recorded divergence (a seed scenario): the same error, or the same output tensors."""
+    return ["if isinstance(out, Exception) or isinstance(c_out, Exception):",
+            '    assert type(c_out) is type(out), f"eager: {out!r}, compiled: {c_out!r}"',
+            "else:",
+            "    def tensors(o):",
+            "        return [t for t in torch.utils._pytree.tree_leaves(o) if isinstance(t, torch.Tensor)]",
+            '    torch.testing.assert_close(tensors(c_out), tensors(out), equal_nan=True)']

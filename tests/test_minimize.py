@@ -1,19 +1,16 @@
 """Minimization: both stages keep the same signature, shrink the program, and emit a correct script."""
 from __future__ import annotations
 
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
-import pytest
 from dynfuzz.cli import main
 from dynfuzz.generators.case import Case, draw_case
 from dynfuzz.run.compilers import CompileSpec, make_compiler
 from dynfuzz.run.judge import judge
-from dynfuzz.triage.minimize import Judge, Target, minimize, program_lines, render_entry, shrink_choices
+from dynfuzz.triage.minimize import Judge, Target, minimize, program_lines, shrink_choices
 from dynfuzz.triage.reduce import reduce_source
-from dynfuzz.triage.repro import read_program, torch_version
+from dynfuzz.triage.repro import read_program
 
 EFFECT_PROGRAM = textwrap.dedent("""\
     import torch
@@ -92,44 +89,6 @@ def test_stage1_shrinks_a_drawn_case_toward_the_same_signature():
     assert shrunk is not None
     assert len(shrunk.choices) <= len(case.choices)
     assert j.finding(shrunk) is not None
-
-
-def _entry(program: str, eager: str | None, oracle: str) -> str:
-    meta = {"oracle": oracle, "kind": "test", "signature": None, "title": "t", "tags": [],
-            "torch": torch_version(), "backend": "eager", "device": "cpu", "fullgraph": False, "compiler": "torch",
-            "entry": "f", "seed": None, "families": [], "status": "open", "upstream": None}
-    return render_entry(meta, program, eager)
-
-
-def _run_script(text: str, capsys) -> tuple[int, str]:
-    """Run a rendered script's checker in this process (as `python FILE.py` would, minus the interpreter)."""
-    ns: dict = {"__name__": "repro_under_test"}
-    exec(compile(text, "<script>", "exec"), ns)
-    rc = ns["main"]()
-    return rc, capsys.readouterr().out
-
-
-def test_compact_checker_exits_1_on_divergence_and_0_on_agreement(capsys):
-    program = "import torch\nlog = []\ndef f(x):\n    log.append(1)\n    return x + 1\n" \
-              "def inputs(device, call=0):\n    return (torch.ones(2),)\n"
-    eager_values = program.replace("x + 1", "x + 2")
-    eager_effect = program.replace("log.append(1)", "log.append(2)")
-    cases = [(eager_values, "outputs", 1, "values"), (eager_effect, "effects", 1, "globals"),
-             (eager_effect, "outputs", 0, "no divergence"), (None, "all", 0, "no divergence")]
-    for eager, oracle, rc, text in cases:
-        got, out = _run_script(_entry(program, eager, oracle), capsys)
-        assert got == rc, (oracle, out)
-        assert text in out
-        assert "torch " in out  # the torch version line a bug report needs
-
-
-@pytest.mark.slow
-def test_rendered_script_runs_standalone(tmp_path):
-    path = tmp_path / "entry.py"
-    program = "import torch\ndef f(x):\n    return x * 2\ndef inputs(device, call=0):\n    return (torch.ones(2),)\n"
-    path.write_text(_entry(program, program.replace("x * 2", "x * 3"), "outputs"))
-    p = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300)
-    assert p.returncode == 1 and "values" in p.stdout, p.stdout + p.stderr
 
 
 def test_cli_minimize_hand_written_script(tmp_path, capsys):

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from dynfuzz.errors import UsageError
 from dynfuzz.generators.case import Case
 from dynfuzz.oracles import Finding
-from dynfuzz.oracles.checks import Unrenderable
+from dynfuzz.oracles.checks import Unrenderable, agreement_check
 from dynfuzz.oracles.registry import render_check
 from dynfuzz.run.compilers import CompileSpec
 from dynfuzz.triage.repro_template import UNRENDERABLE, Plan, fill, literal
@@ -70,6 +70,8 @@ def metadata_for(case: Case, finding: Finding, spec: CompileSpec, **extra: Any) 
     }
     if case.intended_error:
         meta["intended_error"] = case.intended_error
+    if finding.layer:
+        meta["layer"] = finding.layer
     meta.update(extra)
     return meta
 
@@ -104,7 +106,7 @@ def plan_for(case: Case, finding: Finding | None, spec: CompileSpec) -> Plan:
     calls = int(_program_literal(case.source, "CALLS") or 2)
     if finding is not None and finding.call is not None:
         calls = min(calls, finding.call + 1) if finding.oracle != "recompiles" else finding.call + 1
-    oracle = finding.oracle if finding is not None else "outputs"
+    oracle = finding.oracle if finding is not None else "exceptions"
     options: dict[str, Any] = {}
     if spec.fullgraph:
         options["fullgraph"] = True
@@ -123,7 +125,7 @@ def plan_for(case: Case, finding: Finding | None, spec: CompileSpec) -> Plan:
 def _check_lines(case: Case, finding: Finding | None) -> tuple[list[str], bool]:
     """The oracle's check, or a pointer to `dynfuzz check` when no torch-only check expresses it."""
     if finding is None:  # a seed scenario: compiled must agree with eager on the outputs
-        return ['torch.testing.assert_close(c_out, out, equal_nan=True, msg=lambda m: "outputs: " + m)'], True
+        return agreement_check(), True
     try:
         return render_check(finding, case), True
     except Unrenderable as e:
@@ -135,6 +137,10 @@ def _about(finding: Finding | None, spec: CompileSpec, meta: dict[str, Any], not
     lines = [note.strip()] if note.strip() else []
     if first:
         lines.append(f"Found: {first}")
+    if meta.get("layer"):
+        from dynfuzz.triage.layers import layer_sentence
+
+        lines.append(f"Layer: {layer_sentence(str(meta['layer']))}")
     lines.append(f"torch {meta.get('torch')}, {spec.describe()}; python repro.py exits 1 while the bug is present, "
                  "0 once fixed.")
     return "\n".join(lines)
@@ -147,7 +153,7 @@ def render_repro(case: Case, finding: Finding | None, spec: CompileSpec, meta: d
     if not renderable:
         meta["check"] = "dynfuzz"
     plan = plan_for(case, finding, spec)
-    title = finding.title if finding is not None else str(meta.get("title", "dynfuzz repro"))
+    title = str(meta.get("title") or (finding.title if finding is not None else "dynfuzz repro"))
     return fill(title=title, about=_about(finding, spec, meta, note), meta=meta, source=case.source,
                 eager_source=case.eager_source, entry=case.entry, backend=spec.backend, device=spec.device,
                 plan=plan, config=dynamo_config(case), check=check)
