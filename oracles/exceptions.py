@@ -68,6 +68,51 @@ def _same_failure(eager: ExcInfo, compiled: ExcInfo, fullgraph: bool) -> bool:
     return eager.type == "RuntimeError" and category(compiled) == "wrapped"
 
 
+# Note [Deliberate refusals are not findings]
+# Some programs break the graph on purpose: `torch._dynamo.graph_break()`, `print`, an `out=` op that
+# resizes its target, data-dependent control flow; under fullgraph=True Dynamo must refuse them, with
+# `Unsupported` naming that construct. A torch.cond branch with a side effect or a graph break is
+# refused with or without fullgraph (a higher-order op is captured whole or not at all), and a
+# dimension marked dynamic that the program specialises raises ConstraintViolationError by design.
+# Those refusals are correct behaviour: the case is recorded as skipped with the reason, not judged.
+# Any other refusal (of a construct that should trace) stays an `unsupported` or `crash` finding.
+FULLGRAPH_REFUSALS = (  # (gb_type, word the message must contain, reason)
+    ("Call to `torch._dynamo.graph_break()`", "", "graph_break() under fullgraph"),
+    ("Failed to trace builtin operator", "`print`", "print() under fullgraph"),
+    ("Shape mismatch with out= tensor variant", "", "out= op resizing its target under fullgraph"),
+    ("Data-dependent branching", "", "data-dependent branching under fullgraph"),
+)
+HOP_REFUSAL_WORDS = ("Unsafe side effect", "Mutating a variable", "input mutation", "aliasing",
+                     "Failed to trace builtin operator", "graph_break()")
+
+
+def deliberate_refusal(err: ExcInfo, fullgraph: bool) -> str | None:
+    """Why `err` is Dynamo correctly refusing a construct the program uses on purpose, or None."""
+    text = err.detail or err.message
+    if err.type == "ConstraintViolationError":
+        return "a dimension marked dynamic is specialised (ConstraintViolationError, by design)"
+    if err.type == "UncapturedHigherOrderOpError" and any(w in text for w in HOP_REFUSAL_WORDS):
+        return "side effect or graph break inside a torch.cond branch"
+    if fullgraph and err.type == "Unsupported":
+        for gb_type, word, reason in FULLGRAPH_REFUSALS:
+            if err.gb_type == gb_type and word in text:
+                return reason
+    return None
+
+
+def skip_reason(case, obs: Observations) -> tuple[int, str] | None:
+    """`(call, reason)` when the compiled run was deliberately refused where eager ran: the case is skipped."""
+    if getattr(case, "intended_error", None) or obs.eager.setup_error or obs.compiled.setup_error:
+        return None
+    for e_call, c_call in zip(obs.eager.calls, obs.compiled.calls):
+        if e_call.error is None and c_call.error is not None:
+            reason = deliberate_refusal(c_call.error, obs.fullgraph)
+            return (e_call.index, reason) if reason else None
+        if (e_call.error is None) != (c_call.error is None):
+            return None
+    return None
+
+
 @oracle("exceptions")
 def exceptions(case, obs: Observations, trace=None) -> list[Finding]:
     found: list[Finding] = []
@@ -83,7 +128,8 @@ def exceptions(case, obs: Observations, trace=None) -> list[Finding]:
                                  f"call {i}: eager raised {e.type}, compiled returned normally",
                                  f"missing {e.type}", call=i, details=(f"eager: {e.type}: {e.message}",)))
         elif e is None and c is not None:
-            found.append(_compiled_only(c, i, obs.fullgraph))
+            if deliberate_refusal(c, obs.fullgraph) is None:
+                found.append(_compiled_only(c, i, obs.fullgraph))
         elif not _same_failure(e, c, obs.fullgraph):
             found.append(finding("exceptions", "exception-mismatch",
                                  f"call {i}: eager raised {e.type}, compiled raised {c.type}",

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from dynfuzz.generators.case import Case
 from dynfuzz.oracles import Finding, Observations, run_oracles
+from dynfuzz.oracles.exceptions import skip_reason
 from dynfuzz.oracles.model import Observation
 from dynfuzz.oracles.policy import BACKEND_CONFIG, RNG_USED
 from dynfuzz.run.compilers import Compiler, CompileSpec
@@ -29,6 +30,7 @@ class CaseResult:
     reference: dict[str, object] = field(default_factory=dict)
     coverage: dict[str, list[int]] | None = None  # --coverage: lines this process reached first in this case
     torch_log: str = ""  # torch's own warnings/errors logged during the case (run/torch_logs.py), never printed
+    skipped: str | None = None  # why the case was not judged: a deliberate refusal (oracles/exceptions.py)
 
     @property
     def torch_seconds(self) -> float:
@@ -53,6 +55,9 @@ def judge(case: Case, compiler: Compiler, spec: CompileSpec, only: tuple[str, ..
     compiled = obs.compiled
     trace, ref_info = _reference(case, spec, compiler, obs, reference, guards)
     findings = _unique(run_oracles(case, obs, trace, only))
+    skip = skip_reason(case, obs)
+    if skip is not None:  # Note [Deliberate refusals are not findings]: calls from the refused one on are not judged
+        findings = [f for f in findings if f.call is not None and f.call < skip[0]]
     layer_timings: dict[str, float] = {}
     if spec.backends or spec.cross_device:
         from dynfuzz.run.layers import other_layers
@@ -69,7 +74,9 @@ def judge(case: Case, compiler: Compiler, spec: CompileSpec, only: tuple[str, ..
     timings["total"] = total
     timings.update(layer_timings)
     eager_ok = eager.setup_error is None and all(c.error is None for c in eager.calls)
-    return CaseResult(findings, case.tags, eager_ok, timings, compiled.frames, compiled.graph_breaks, ref_info)
+    result = CaseResult(findings, case.tags, eager_ok, timings, compiled.frames, compiled.graph_breaks, ref_info)
+    result.skipped = skip[1] if skip is not None else None
+    return result
 
 
 def _seed_rng(device: str):

@@ -62,6 +62,7 @@ class Ledger:
         self.timing_sums: Counter[str] = Counter()
         self.reference: Counter[str] = Counter()
         self.unsupported_constructs: Counter[str] = Counter()
+        self.skipped: Counter[str] = Counter()  # cases not judged, by reason (a deliberate refusal)
         self.seconds = 0.0
         self.startup_seconds = 0.0
         self.replayed = 0
@@ -93,6 +94,8 @@ class Ledger:
                 self.timing_sums[k] += v
             if not result.eager_ok:
                 self.eager_errors += 1
+            if getattr(result, "skipped", None):
+                self.skipped[result.skipped] += 1
             status = result.reference.get("status")
             if status and status != "off":
                 self.reference[status] += 1
@@ -216,6 +219,7 @@ class Ledger:
             "crashes": self.crashes,
             "hangs": self.hangs,
             "eager_errors": self.eager_errors,
+            "skipped": dict(self.skipped),
             "valid_fraction": round(1 - self.eager_errors / n, 4),
             "features": dict(sorted(self.features.items())),
             "torch_seconds": round(self.torch_seconds, 3),
