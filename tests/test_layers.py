@@ -82,6 +82,9 @@ def test_a_bug_in_dynamo_itself_shows_on_every_backend_and_is_dynamos():
     layering = triangulate(case, found[0], spec)
     assert layering.layer == "dynamo" and set(layering.verdicts.values()) == {"reproduces"}
     assert "backend=eager" in layering.sentence
+    quick = triangulate(case, found[0], spec, stop_at_first=True)
+    assert quick.layer == "dynamo" and quick.verdicts == {"eager": "reproduces", "aot_eager": "not run",
+                                                           "inductor": "not run"}
 
 
 def test_a_program_that_agrees_everywhere_is_not_located():

@@ -19,6 +19,7 @@ from dynfuzz.run.layers import compiler_for, layer_of
 
 AGREES = "agrees"
 REPRODUCES = "reproduces"
+NOT_RUN = "not run"  # stop_at_first: an earlier layer already diverges
 UNLOCATED = "none"  # no backend reproduces it when re-run (flaky, or needs the original flags)
 UNTRIANGULATED = ("harness",)  # dynfuzz's own crash/hang/error findings have no compiler layer
 
@@ -33,6 +34,10 @@ _SENTENCES = {
                     "cross-device tolerances.",
     UNLOCATED: "Does not diverge on any backend when re-run.",
 }
+
+
+def _diverges(verdict_text: str) -> bool:
+    return verdict_text not in (AGREES, NOT_RUN) and not verdict_text.startswith("error")
 
 
 def layer_sentence(layer: str) -> str:
@@ -85,18 +90,25 @@ def verdict(case: Case, finding: Finding, spec: CompileSpec, backend: str, devic
     return AGREES
 
 
-def triangulate(case: Case, finding: Finding, spec: CompileSpec,
-                backends: tuple[str, ...] = BACKENDS) -> Layering:
+def triangulate(case: Case, finding: Finding, spec: CompileSpec, backends: tuple[str, ...] = BACKENDS,
+                stop_at_first: bool = False) -> Layering:
     """Run `case` on each backend in layer order against eager and name the first layer that diverges.
 
     A backend counts as diverging when its run reproduces the finding or shows another divergence of the
-    same oracle (a bug can show a slightly different symptom in another layer). On CUDA, the guilty layer
-    is re-run on the CPU too: when the CPU agrees the finding needs CUDA."""
+    same oracle (a bug can show a slightly different symptom in another layer). `stop_at_first` skips the
+    backends after the first that diverges (their verdict is `not run`): the layer is settled by then, and
+    an inductor compile costs seconds. On CUDA, the guilty layer is re-run on the CPU too: when the CPU
+    agrees the finding needs CUDA."""
     start = time.perf_counter()
     if finding.oracle in UNTRIANGULATED:
         return Layering(UNLOCATED, {}, spec.device, 0.0, {"why": "a dynfuzz harness finding has no layer"})
-    verdicts = {backend: verdict(case, finding, spec, backend) for backend in backends}
-    first = next((b for b in backends if verdicts[b] != AGREES and not verdicts[b].startswith("error")), None)
+    verdicts: dict[str, str] = {}
+    for backend in backends:
+        if stop_at_first and any(_diverges(v) for v in verdicts.values()):
+            verdicts[backend] = NOT_RUN
+        else:
+            verdicts[backend] = verdict(case, finding, spec, backend)
+    first = next((b for b in backends if _diverges(verdicts[b])), None)
     layer = layer_of(first) if first else UNLOCATED
     device = "any"
     if first and spec.device != "cpu":
