@@ -37,10 +37,20 @@ class Rule:
     reason: str
     holds: Callable[[Observations], bool] = lambda obs: True
     alongside: frozenset[str] = frozenset()  # when set: only where one of these also differs at the same path
+    names: frozenset[str] = frozenset()  # for `attributes`: only when these are all the names that differ
 
-    def covers(self, obs: Observations, root: str, aspect: str, others: frozenset[str] = frozenset()) -> bool:
+    def covers(self, obs: Observations, root: str, aspect: str, others: frozenset[str] = frozenset(),
+               expected: Any = None, actual: Any = None) -> bool:
         return (obs.backend in self.backends and root in self.roots and aspect in self.aspects
-                and (not self.alongside or bool(self.alongside & others)) and self.holds(obs))
+                and (not self.alongside or bool(self.alongside & others))
+                and (not self.names or _differing_names(expected, actual) <= self.names) and self.holds(obs))
+
+
+def _differing_names(expected: Any, actual: Any) -> set[str]:
+    try:
+        return set(expected) ^ set(actual)
+    except TypeError:
+        return {"<not a list of names>"}
 
 
 def _config(obs: Observations, name: str, default: Any) -> Any:
@@ -78,6 +88,13 @@ RULES: tuple[Rule, ...] = (
          "An output inductor materialized into a fresh buffer instead of eager's view (the rule above) has "
          "the buffer's own offset and strides; excused only at a path whose view or storage also differs.",
          alongside=frozenset({"view", "storage"})),
+    Rule("aot-autograd-dynamic-dims-marker", frozenset({"aot_eager", "inductor"}),
+         frozenset({"out", "args", "state", "between"}), frozenset({"attributes"}),
+         "AOTAutograd stamps `_dynamo_propagated_dynamic_indices` on outputs whose sizes it traced as symbolic "
+         "(runtime_wrappers.mark_dynamo_propagated_dynamic_indices): a compiler-internal, unguarded hint for "
+         "the next graph. Only that one extra attribute name is excused; any other attribute difference, or a "
+         "missing attribute, stays a finding.",
+         names=frozenset({"_dynamo_propagated_dynamic_indices"})),
     Rule("cross-device-placement", frozenset({"eager", "aot_eager", "inductor"}),
          frozenset({"out", "args", "state", "between"}), frozenset({"device"}),
          "Compared across devices (--cross-device: a CUDA run against CPU eager), every tensor lives on "
@@ -91,10 +108,11 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def rule_for(obs: Observations, root: str, aspect: str, others: frozenset[str] = frozenset()) -> Rule | None:
-    """The rule that excuses a difference in `aspect` under snapshot root `root` (where the aspects
-    `others` differ at the same path too), if any."""
-    return next((r for r in RULES if r.covers(obs, root, aspect, others)), None)
+def rule_for(obs: Observations, root: str, aspect: str, others: frozenset[str] = frozenset(),
+             expected: Any = None, actual: Any = None) -> Rule | None:
+    """The rule that excuses a difference in `aspect` (from `expected` to `actual`) under snapshot root
+    `root`, where the aspects `others` differ at the same path too; None if no rule does."""
+    return next((r for r in RULES if r.covers(obs, root, aspect, others, expected, actual)), None)
 
 
 def root_of(path: str) -> str:
@@ -111,7 +129,7 @@ def screen(obs: Observations, diffs: list) -> list:
     for path, aspect, *_ in diffs:
         at.setdefault(path, set()).add(aspect)
     kept = type(diffs)()
-    kept.extend(d for d in diffs if rule_for(obs, root_of(d[0]), d[1], frozenset(at[d[0]])) is None)
+    kept.extend(d for d in diffs if rule_for(obs, root_of(d[0]), d[1], frozenset(at[d[0]]), d[2], d[3]) is None)
     if hasattr(diffs, "kinds"):
         kept.kinds.update(diffs.kinds)
     return kept

@@ -129,3 +129,12 @@ def test_strides_of_size_one_dimensions_are_not_a_difference():
     assert not outputs(Case(source=""), observations(eager_out, compiled_out, "eager"))
     transposed = torch.arange(6.0).reshape(2, 3).t()
     assert outputs(Case(source=""), observations(transposed, transposed.contiguous(), "eager"))
+
+
+def test_aot_autograds_dynamic_dims_marker_is_excused_and_nothing_else():
+    eager_out, compiled_out = torch.ones(3), torch.ones(3)
+    compiled_out._dynamo_propagated_dynamic_indices = {0}
+    assert not outputs(Case(source=""), observations(eager_out, compiled_out, "aot_eager"))
+    assert outputs(Case(source=""), observations(eager_out, compiled_out, "eager"))  # Dynamo alone never sets it
+    compiled_out.user_attr = 1
+    assert outputs(Case(source=""), observations(eager_out, compiled_out, "aot_eager"))
