@@ -124,7 +124,8 @@ def _run(config: GateConfig, start: float) -> GateResult:
         campaign = Campaign(CampaignConfig(budget=remaining, out=config.out / "campaign", seed=config.seed,
                                            spec=config.spec, families=config.families, workers=config.workers,
                                            max_cases=config.cases, known=_known_with_corpus(config, outcomes),
-                                           progress=False, minimize_budget=config.minimize_budget))
+                                           progress=False, minimize_budget=config.minimize_budget,
+                                           triage_grace=max(60.0, config.budget - (time.monotonic() - start))))
         summary = campaign.run()
     buckets = summary.get("buckets", [])
     new = [b for b in buckets if b["status"] != "flaky" and b["class"] not in NOT_BUGS]

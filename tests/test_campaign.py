@@ -20,7 +20,7 @@ def test_a_segfaulting_worker_becomes_a_crash_finding_and_the_campaign_goes_on(t
     summary = run(tmp_path, "segfault", 3, workers=1)
     assert summary["cases"] == 3 and summary["crashes"] == 3
     assert summary["unique"] == 1 and summary["by_kind"] == {"crash": 3}
-    saved = read_program(next((tmp_path / "out" / "findings").glob("*.py")))
+    saved = read_program(next((tmp_path / "out" / "findings").glob("*/examples/*.py")))
     assert saved.meta["oracle"] == "harness" and "def f(" in saved.case.source
     assert not list((tmp_path / "out" / "inflight").glob("*.py"))
 
@@ -45,7 +45,7 @@ def test_known_signatures_are_counted_but_not_saved(tmp_path):
     known = KnownIssues({sig: {"signature": sig, "upstream": "https://example.invalid/1"}})
     second = run(tmp_path / "again", "crash", 2, workers=0, known=known)
     assert second["known"] == 2 and second["unique"] == 0
-    assert not list((tmp_path / "again" / "out" / "findings").glob("*.py"))
+    assert not list((tmp_path / "again" / "out" / "findings").glob("*/examples/*.py"))
 
 
 def test_findings_are_replayed_first_from_the_example_database(tmp_path):

@@ -25,19 +25,52 @@ def test_same_seed_gives_byte_identical_programs_across_processes():
     assert gate_programs(0, 3) == gate_programs(0, 3)
 
 
-def test_gate_reports_a_new_divergence(tmp_path, capsys):
+def test_gate_reports_a_new_bucket_with_its_repro(tmp_path, capfd):
     junit, summary = tmp_path / "junit.xml", tmp_path / "summary.md"
-    rc = main(["gate", "--budget", "60s", "--cases", "4", "--compiler", "perturb-output", "--workers", "0",
-               "--corpus", ENTRY, "--out", str(tmp_path / "out"), "--junit", str(junit), "--summary", str(summary)])
+    rc = main(["gate", "--budget", "120s", "--cases", "4", "--compiler", "perturb-output", "--workers", "1",
+               "--minimize-budget", "10s", "--corpus", ENTRY, "--out", str(tmp_path / "out"), "--junit", str(junit),
+               "--summary", str(summary)])
     assert rc == 1
-    out = capsys.readouterr().out
-    assert "NEW " in out and "gate: FAIL" in out
-    assert list((tmp_path / "out" / "new").glob("*.min.py")), "the first new finding is minimized and saved"
+    out = capfd.readouterr().out
+    assert "NEW " in out and "gate: FAIL" in out and "outputs/wrong-value: " in out
+    assert "---- repro " in out and "torch.compile" in out, "the first new bucket's repro is printed inline"
+    buckets = [p for p in (tmp_path / "out" / "campaign" / "findings").iterdir() if p.is_dir()]
+    assert buckets and all((b / "repro.py").is_file() and (b / "report.md").is_file() for b in buckets)
     suite = ET.parse(junit).getroot()
-    assert suite.get("failures") == "1" and int(suite.get("tests")) == 2
+    bucket_cases = suite.findall("testcase")
+    per_bucket = [c for c in bucket_cases if c.get("classname", "").startswith("dynfuzz.bucket.")]
+    assert len(per_bucket) == len(buckets), "one JUnit testcase per bucket"
+    assert all(c.find("failure") is not None for c in per_bucket)
     assert suite.find("testcase[@classname='dynfuzz.generated']/failure") is not None
     text = summary.read_text()
-    assert "new divergence" in text and "| signature |" in text
+    assert "new bug" in text and "| bucket | id |" in text and "```python" in text
+
+
+def test_gate_internal_error_is_exit_3_and_never_a_divergence(tmp_path, capsys, monkeypatch):
+    from dynfuzz.run.campaign import Campaign
+
+    def broken(self):
+        raise RuntimeError("simulated dynfuzz bug")
+
+    monkeypatch.setattr(Campaign, "run", broken)
+    junit, summary = tmp_path / "junit.xml", tmp_path / "summary.md"
+    rc = main(["gate", "--cases", "2", "--compiler", "identity", "--workers", "0", "--corpus", ENTRY,
+               "--out", str(tmp_path / "out"), "--junit", str(junit), "--summary", str(summary)])
+    assert rc == 3
+    out = capsys.readouterr().out
+    assert "INTERNAL dynfuzz internal error: RuntimeError: simulated dynfuzz bug" in out and "NEW " not in out
+    suite = ET.parse(junit).getroot()
+    assert suite.get("errors") == "1" and suite.get("failures") == "0"
+    assert "internal error" in summary.read_text()
+
+
+def test_gate_exit_code_new_bucket_wins_over_internal_error():
+    from dynfuzz.gate import GateResult
+
+    new = [{"id": "0" * 12, "key": "outputs/wrong-value: tensor ops"}]
+    assert GateResult([], {}, new, [], 1.0, ["dynfuzz internal error: x"]).exit_code == 1
+    assert GateResult([], {}, [], [], 1.0, ["dynfuzz internal error: x"]).exit_code == 3
+    assert GateResult([], {}, [], [], 1.0, []).exit_code == 0
 
 
 def test_gate_passes_with_a_correct_compiler(tmp_path, capsys):

@@ -96,7 +96,7 @@ def _layer(case: Case, finding: Finding, spec: CompileSpec) -> str | None:
         return finding.layer
     from dynfuzz.triage.layers import UNLOCATED, triangulate
 
-    layering = triangulate(case, finding, spec)
+    layering = triangulate(case, finding, spec, stop_at_first=True)
     return None if layering.layer == UNLOCATED else layering.tag
 
 
@@ -119,15 +119,18 @@ def explain(case: Case, finding: Finding, spec: CompileSpec, compiler: Compiler 
     responsible: set[str] = set()
     tested: set[str] = set()
     calls = 0
-    for c in order[:max_calls]:
+    for c in order:
+        if calls >= max_calls:
+            break
         source = c.ablate(case.source)
         eager_source = case.eager_source
         if eager_source is not None:  # eager runs another rendering: take the construct out of both
             twin = in_eager.get(c.name)
-            eager_source = twin.ablate(eager_source) if twin is not None else None
-            if eager_source is None:
+            if twin is None:  # what the renderings differ by (a torch.cond eager runs as an `if`): the suspect
+                responsible.add(c.name)
                 continue
-        if source is None:
+            eager_source = twin.ablate(eager_source)
+        if source is None or (case.eager_source is not None and eager_source is None):
             continue
         calls += 1
         try:

@@ -22,7 +22,8 @@ from dynfuzz.errors import UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_PATH = ROOT / "corpus" / "known_issues.toml"
-FIELDS = ("key", "signature", "title", "upstream", "corpus", "torch")
+_LAYER = re.compile(r" @[\w.-]+$")
+FIELDS = ("key", "signature", "title", "upstream", "note", "corpus", "torch")
 HEADER = """\
 # Torch bugs already known (see README, "Known issues"). Campaigns count these but do not re-report
 # them; the gate treats them as expected; `dynfuzz replay` says loudly (FIXED) when one stops diverging.
@@ -55,7 +56,7 @@ class KnownIssues:
     def match(self, key: str, torch: str | None = None) -> dict | None:
         """The entry whose key is `key` on this torch release (`torch` None: any release)."""
         for item in self.issues:
-            if item.get("key") != key:
+            if key not in (item.get("key"), _without_layer(item.get("key"), key)):
                 continue
             versions = item.get("torch") or []
             versions = [versions] if isinstance(versions, str) else versions
@@ -92,6 +93,13 @@ class KnownIssues:
                     lines.append(f"{name} = {_toml_value(item[name])}")
             parts.append("\n".join(lines) + "\n")
         path.write_text("\n".join(parts))
+
+
+def _without_layer(known: str | None, key: str) -> str | None:
+    """A key that names no layer (layer triangulation did not run) matches an entry whatever its layer."""
+    if known is None or _LAYER.search(key):
+        return None
+    return _LAYER.sub("", known)
 
 
 def _toml_value(value: Any) -> str:
