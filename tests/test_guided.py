@@ -25,7 +25,7 @@ def test_fresh_and_mutated_guided_cases_redraw_from_their_choices_alone(tmp_path
         guide.observe(case, new_lines=10)  # every one enters the pool
         assert redraw(case.choices, FAMILIES).source == case.source
         assert case.seed is None  # no seed alone draws a guided case
-    guide.mutate_share = 1.0
+    guide.share_bounds = (1.0, 1.0)
     mutants = [guide.next_case(6 + i) for i in range(8)]
     assert any(guide.pending[m.choices]["origin"] == "mutant" for m in mutants)
     for case in mutants:
@@ -67,6 +67,21 @@ def test_guide_shifts_picks_toward_the_fragment_that_reaches_new_lines(tmp_path)
     table = [f"{f.family}.{f.name}" for f in REGISTRY["effects"] for _ in range(f.weight)]
     default = table.count(target) / len(table)
     assert guide.bandit.probabilities(table)[target] > 2 * default
+
+
+def test_mutate_share_follows_what_edited_cases_reach(tmp_path):
+    guide = Guide(seed=0, families=("closures",), out=tmp_path)
+    assert guide.mutate_share() == pytest.approx(0.3)  # no evidence: halfway between the bounds
+    for i in range(20):
+        fresh = guide.next_case(i)
+        guide.pending[fresh.choices]["origin"] = "fresh"
+        guide.observe(fresh, new_lines=200)
+    for i in range(20):
+        case = guide.next_case(20 + i)
+        guide.pending[case.choices]["origin"] = "mutant"
+        guide.observe(case, new_lines=0)
+    assert 0.1 <= guide.mutate_share() < 0.15
+    assert guide.summary()["mutate_share"] == round(guide.mutate_share(), 3)
 
 
 def test_mutation_and_misaligned_prefixes_never_raise():

@@ -7,7 +7,8 @@ Two mechanisms, both fed by each case's first-reached lines (`coverage.Tracker`)
   A fresh case picks each fragment with probability `floor * default + (1 - floor) * (default * score)
   share`: with no evidence that is the default mix, and no fragment ever drops below `floor` times its
   default share, so none starves.
-- A small pool of choice sequences that reached new lines. A share of later cases is an edit of one of
+- A small pool of choice sequences that reached new lines. A share of later cases (10-50%, following
+  how much edited cases reach compared with fresh ones) is an edit of one of
   them (a point change, a truncated tail drawn afresh, a deleted or duplicated span, a splice with another
   entry), re-drawn through `hypothesis_compat.draw_from_prefix`.
 
@@ -38,7 +39,7 @@ from hypothesis.database import choices_to_bytes
 
 FLOOR = 0.3  # share of every pick that follows the default weights
 POOL_SIZE = 64
-MUTATE_SHARE = 0.4  # of cases, once the pool has entries
+MUTATE_SHARE = (0.1, 0.5)  # least and most share of cases that edit a pool entry, once the pool has entries
 
 
 class Bandit:
@@ -147,16 +148,18 @@ class Guide:
     """Draws the cases of a guided campaign and learns from each one's new lines."""
 
     def __init__(self, seed: int, families: tuple[str, ...], out: Path, floor: float = FLOOR,
-                 pool_size: int = POOL_SIZE, mutate_share: float = MUTATE_SHARE) -> None:
+                 pool_size: int = POOL_SIZE, mutate_share: float | tuple[float, float] = MUTATE_SHARE) -> None:
         load_families()
         self.families = families
         self.rng = random.Random(seed)
         self.bandit = Bandit(floor)
         self.pool: list[Entry] = []
-        self.pool_size, self.mutate_share = pool_size, mutate_share
+        self.pool_size = pool_size
+        self.share_bounds = mutate_share if isinstance(mutate_share, tuple) else (mutate_share, mutate_share)
         self.pending: dict[tuple, dict[str, Any]] = {}
         self.counts: Counter[str] = Counter()
         self.yields: Counter[str] = Counter()  # new lines by origin (fresh / mutant)
+        self.credit: Counter[str] = Counter()  # log1p(new lines) by origin: what the mutate share follows
         self.log = out / "guided" / "cases.jsonl"
         self.log.parent.mkdir(parents=True, exist_ok=True)
         self.log.write_text("")
@@ -164,7 +167,7 @@ class Guide:
     def next_case(self, index: int) -> Case:
         """The index-th case: an edit of a pool entry (a share of the time), else a fresh weighted draw."""
         case_rng = random.Random(self.rng.getrandbits(64))
-        if self.pool and case_rng.random() < self.mutate_share:
+        if self.pool and case_rng.random() < self.mutate_share():
             entry = self._pick_entry(case_rng)
             other = case_rng.choice(self.pool).choices if len(self.pool) > 1 else None
             picker = Picker(None, case_rng)
@@ -177,6 +180,14 @@ class Guide:
         data = data_from_seed(case_rng.getrandbits(32))
         program = data.draw(programs(self.families, picker=picker))
         return self._case(program, tuple(data.choices), index, picker, "fresh", None)
+
+    def mutate_share(self) -> float:
+        """The share of cases that edit a pool entry: between the bounds, in proportion to how much an edited
+        case has reached per case compared with a fresh one (edits of this grammar's choice sequences often
+        reach less than fresh draws, so the share follows the evidence instead of a constant)."""
+        low, high = self.share_bounds
+        rate = {o: (self.credit[o] + 1.0) / (self.counts[o] + 1) for o in ("fresh", "mutant")}
+        return low + (high - low) * rate["mutant"] / (rate["mutant"] + rate["fresh"])
 
     def _case(self, program, choices: tuple, index: int, picker: Picker, origin: str, parent: int | None) -> Case:
         case = case_from_program(program, families=self.families, choices=choices)
@@ -193,6 +204,7 @@ class Guide:
             return
         self.counts[info["origin"]] += 1
         self.yields[info["origin"]] += new_lines
+        self.credit[info["origin"]] += math.log1p(new_lines)
         if info["origin"] == "fresh" and info["fragments"]:
             self.bandit.credit(info["fragments"], new_lines)
         if new_lines > 0:
@@ -212,4 +224,5 @@ class Guide:
         scores = {n: round(self.bandit.score(n), 3) for n in sorted(self.bandit.uses)}
         top = dict(sorted(scores.items(), key=lambda kv: -kv[1])[:10])
         return {"cases": dict(self.counts), "new_lines_by_origin": dict(self.yields), "pool": len(self.pool),
+                "mutate_share": round(self.mutate_share(), 3),
                 "floor": self.bandit.floor, "top_fragments": top, "choices_log": str(self.log)}
