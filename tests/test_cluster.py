@@ -43,8 +43,8 @@ def _signatures(summary: dict) -> set[str]:
 
 @pytest.mark.ray
 def test_a_ray_campaign_finds_what_a_local_campaign_finds_over_the_same_seeds(ray_cluster, tmp_path):
-    local = campaign(tmp_path / "local", "perturb-output", 16, ray=None)
-    remote = campaign(tmp_path / "ray", "perturb-output", 16)
+    local = campaign(tmp_path / "local", "perturb-output", 12, ray=None)
+    remote = campaign(tmp_path / "ray", "perturb-output", 12)
     assert remote["cases"] == local["cases"] == 12 and remote["workers"] == 2
     assert _signatures(remote) == _signatures(local) and local["unique"] >= 1
     assert remote["findings"] == local["findings"]
@@ -91,30 +91,36 @@ def test_an_actor_killed_while_running_a_case_files_that_case_as_a_crash(ray_clu
     assert any("def f(" in s.case.source for s in saved)
 
 
-def _kill_first_actor_after_first_results(monkeypatch, lose_node: bool) -> dict:
-    """SIGKILL an actor that has a block running or queued, once results came in; with `lose_node`, also
-    drop its node-local record, as when Ray restarts it on another node."""
+def _kill_an_actor_midway(monkeypatch, lose_node: bool) -> dict:
+    """SIGKILL the actor that was just sent a block, once some results came in (so the block dies with it);
+    with `lose_node`, also drop its node-local record, as when Ray restarts it on another node."""
     from dynfuzz.run import cluster
 
-    collect, post_mortem = cluster.RayPool.collect, cluster.RayPool._post_mortem
-    state = {"killed": False}
+    collect, send, post_mortem = cluster.RayPool.collect, cluster.RayPool._send, cluster.RayPool._post_mortem
+    state = {"killed": False, "results": 0}
 
-    def collect_then_kill(self, max_wait):
+    def counting_collect(self, max_wait):
         out = collect(self, max_wait)
-        busy = [actor for actor in self.actors if actor.calls]
-        if out and busy and not state["killed"]:
-            state["killed"] = True
-            _, pid = self.ray.get(busy[0].handle.ready.options(concurrency_group="probe").remote())
-            os.kill(pid, signal.SIGKILL)
+        state["results"] += len(out)
+        state["pool"] = self
         return out
+
+    def send_then_kill(self):
+        before = {id(actor): len(actor.calls) for actor in self.actors}
+        send(self)
+        fed = [actor for actor in self.actors if len(actor.calls) > before[id(actor)]]
+        if fed and state["results"] and not state["killed"]:
+            state["killed"] = True
+            _, pid = self.ray.get(fed[0].handle.ready.options(concurrency_group="probe").remote())
+            os.kill(pid, signal.SIGKILL)
 
     def elsewhere(self, actor):
         for record in cluster._record_dir().glob("*.json"):
             record.unlink(missing_ok=True)
-        state["pool"] = self
         return post_mortem(self, actor)
 
-    monkeypatch.setattr(cluster.RayPool, "collect", collect_then_kill)
+    monkeypatch.setattr(cluster.RayPool, "collect", counting_collect)
+    monkeypatch.setattr(cluster.RayPool, "_send", send_then_kill)
     if lose_node:
         monkeypatch.setattr(cluster.RayPool, "_post_mortem", elsewhere)
     return state
@@ -122,10 +128,10 @@ def _kill_first_actor_after_first_results(monkeypatch, lose_node: bool) -> dict:
 
 @pytest.mark.ray
 def test_a_campaign_survives_an_actor_killed_midway_and_counts_every_case_once(ray_cluster, tmp_path, monkeypatch):
-    state = _kill_first_actor_after_first_results(monkeypatch, lose_node=False)
-    local = campaign(tmp_path / "local", "perturb-output", 16, ray=None)
-    remote = campaign(tmp_path / "ray", "perturb-output", 16)
-    assert state["killed"] and remote["cases"] == 16
+    state = _kill_an_actor_midway(monkeypatch, lose_node=False)
+    local = campaign(tmp_path / "local", "perturb-output", 24, ray=None)
+    remote = campaign(tmp_path / "ray", "perturb-output", 24)
+    assert state["killed"] and state["pool"].restarts == 1 and remote["cases"] == 24
     # the case the actor was running (if the kill landed inside one) ran again on the restarted actor, did
     # not crash it, and so is a worker-lost harness error, not a crash; its findings stand
     assert remote["crashes"] == 0 and remote["findings"] == local["findings"]
@@ -134,10 +140,10 @@ def test_a_campaign_survives_an_actor_killed_midway_and_counts_every_case_once(r
 
 @pytest.mark.ray
 def test_a_lost_nodes_cases_run_again_elsewhere_and_blame_no_case(ray_cluster, tmp_path, monkeypatch):
-    state = _kill_first_actor_after_first_results(monkeypatch, lose_node=True)
-    local = campaign(tmp_path / "local", "perturb-output", 16, ray=None)
-    remote = campaign(tmp_path / "ray", "perturb-output", 16)
-    assert state["killed"] and remote["cases"] == 16 and state["pool"].restarts >= 1
+    state = _kill_an_actor_midway(monkeypatch, lose_node=True)
+    local = campaign(tmp_path / "local", "perturb-output", 24, ray=None)
+    remote = campaign(tmp_path / "ray", "perturb-output", 24)
+    assert state["killed"] and state["pool"].restarts == 1 and remote["cases"] == 24
     assert remote["crashes"] == 0 and "worker-lost" not in remote.get("harness_errors", {})
     assert remote["findings"] == local["findings"] and _signatures(remote) == _signatures(local)
 

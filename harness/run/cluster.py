@@ -35,6 +35,7 @@ from typing import Any
 from dynfuzz.errors import UsageError
 from dynfuzz.generators.case import Case, draw_case
 from dynfuzz.run.compilers import CompileSpec
+from dynfuzz.run.harness_errors import HarnessError
 
 CONNECT_TIMEOUT = 10.0
 INSTALL_HINT = "Ray is not installed; install the extra: pip install 'dynfuzz[ray]'"
@@ -138,19 +139,21 @@ class CaseRunner:
         return lane, time.monotonic() - started
 
     def run_block(self, items: list[tuple[int, Case]]) -> tuple[str, list[tuple[int, Case, str, Any]]]:
-        """Run `(lane, case)` items in order; returns this node and `(lane, case, status, payload)` each."""
-        from dynfuzz.run.judge import judge
+        """Run `(lane, case)` items in order; returns this node and `(lane, case, status, payload)` each,
+        with the statuses and payloads of local workers (`isolation.run_case`)."""
+        from dynfuzz.run.isolation import run_case
 
         out = []
         for lane, case in items:
             if not case.source:
-                case = draw_case(case.seed, case.families)
+                try:
+                    case = draw_case(case.seed, case.families)
+                except Exception as e:  # a generator bug costs this seed, never the actor
+                    out.append((lane, case, "harness-error", HarnessError.from_exception(e, "generator").as_payload()))
+                    continue
             self.record.write_text(json.dumps({"lane": lane, "seed": case.seed}))
             self.current = (lane, time.monotonic())
-            try:
-                out.append((lane, case, "done", judge(case, self.compiler, self.spec)))
-            except Exception as e:  # a harness bug: report it, keep the actor alive
-                out.append((lane, case, "error", f"{type(e).__name__}: {e}"))
+            out.append((lane, case, *run_case(case, self.compiler, self.spec)))
             self.current = None
         self.record.unlink(missing_ok=True)
         return self.node, out
@@ -233,7 +236,7 @@ class RayPool:
                 actor.calls[ref] = (lanes, time.monotonic())
 
     def collect(self, max_wait: float) -> list[tuple[Case, dict[str, Any], str, Any]]:
-        """Finished cases as `(case, info, status, payload)`; status is done, error, crash or hang."""
+        """Finished cases as `(case, info, status, payload)`; status is done, harness-error, crash or hang."""
         self._send()
         refs = {ref: actor for actor in self.actors for ref in actor.calls}
         if not refs:
@@ -251,7 +254,8 @@ class RayPool:
                 out.extend(self._after_death(actor, lanes, e))
                 continue
             except self.ray.exceptions.RayError as e:  # the call itself failed: a harness error per case
-                results = [(lane.index, lane.case, "error", f"{type(e).__name__}: {e}") for lane in lanes]
+                payload = HarnessError.from_exception(e).as_payload()
+                results = [(lane.index, lane.case, "harness-error", payload) for lane in lanes]
                 node = "?"
             self.nodes[node] += len(results)
             by_index = {lane.index: lane for lane in lanes}
