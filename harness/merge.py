@@ -166,9 +166,12 @@ def merge(dirs: list[str], out: Path) -> dict[str, Any]:
     runs = load_runs(dirs)
     merged = merge_summaries([s for _, s in runs])
     merged["merged_from"] = [str(d) for d, _ in runs]
-    out.mkdir(parents=True, exist_ok=True)
-    moved = _copy_findings(runs, out)
-    for key in ("unique_findings", "buckets"):
-        _repoint(merged.get(key) or [], moved)
-    (out / "summary.json").write_text(json.dumps(merged, indent=2) + "\n")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        moved = _copy_findings(runs, out)
+        for key in ("unique_findings", "buckets"):
+            _repoint(merged.get(key) or [], moved)
+        (out / "summary.json").write_text(json.dumps(merged, indent=2) + "\n")
+    except OSError as e:
+        raise UsageError(f"cannot write the merged run to {out}: {e.strerror or e}") from None
     return merged
