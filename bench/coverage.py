@@ -12,6 +12,7 @@ Prints total and per-file line coverage of torch/_dynamo (and of its reachable p
 with their ratios: coverage/plain is the cost of measuring, guided/plain the cost of guiding.
 
     python bench/coverage.py [--cases 1000] [--seed 0] [--workers 1] [--family F] [--out DIR] [--json]
+                             [--modes plain coverage guided] [--parallel]
 """
 from __future__ import annotations
 
@@ -33,11 +34,13 @@ FILES = ("symbolic_convert.py", "side_effects.py", "guards.py", "output_graph.py
          "variables/lists.py", "variables/higher_order_ops.py", "variables/tensor.py", "variables/builtin.py")
 
 
-def run(mode: str, args, out: Path) -> dict:
-    cmd = [sys.executable, "-m", "dynfuzz", "fuzz", "--cases", str(args.cases), "--seed", str(args.seed),
+def command(mode: str, args, out: Path) -> list[str]:
+    return [sys.executable, "-m", "dynfuzz", "fuzz", "--cases", str(args.cases), "--seed", str(args.seed),
            "--workers", str(args.workers), "--budget", args.budget, "--no-db", "--no-progress", "--out", str(out),
            *MODES[mode], *[f"--family={f}" for f in args.family or ()]]
-    subprocess.run(cmd, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def collect(mode: str, args, out: Path) -> dict:
     summary = json.loads((out / "summary.json").read_text())
     coverage = json.loads((out / "coverage.json").read_text()) if (out / "coverage.json").exists() else None
     return {"summary": summary, "coverage": coverage, "pairs": len(tag_pairs(mode, args, out))}
@@ -59,11 +62,12 @@ def report(results: dict[str, dict], args) -> dict:
         c = results[mode]["coverage"]
         return c[key]["percent"] if c and c.get(key) else None
 
-    plain = results["plain"]["summary"]["seconds"]
+    plain = results["plain"]["summary"]["seconds"] if "plain" in results else None
     rows = {}
     for mode, r in results.items():
         s = r["summary"]
-        rows[mode] = {"cases": s["cases"], "seconds": s["seconds"], "vs_plain": round(s["seconds"] / plain, 3),
+        rows[mode] = {"cases": s["cases"], "seconds": s["seconds"],
+                      "vs_plain": round(s["seconds"] / plain, 3) if plain else None,
                       "dynamo_percent": cov(mode, "totals"), "reachable_percent": cov(mode, "reachable"),
                       "tag_pairs": r["pairs"], "findings": s["findings"], "unique": s["unique"],
                       "buckets": s.get("bugs", s["unique"])}
@@ -74,9 +78,9 @@ def report(results: dict[str, dict], args) -> dict:
                       if r["coverage"]}
     return {"cases": args.cases, "seed": args.seed, "workers": args.workers, "modes": rows, "files": files,
             "guided_gain_points": (round(rows["guided"]["dynamo_percent"] - rows["coverage"]["dynamo_percent"], 2)
-                                   if rows["guided"]["dynamo_percent"] is not None
-                                   and rows["coverage"]["dynamo_percent"] is not None else None),
-            "guided_vs_unguided_wall": round(rows["guided"]["seconds"] / rows["coverage"]["seconds"], 3)}
+                                   if {"guided", "coverage"} <= set(rows) else None),
+            "guided_vs_unguided_wall": (round(rows["guided"]["seconds"] / rows["coverage"]["seconds"], 3)
+                                        if {"guided", "coverage"} <= set(rows) else None)}
 
 
 def main() -> int:
@@ -87,10 +91,22 @@ def main() -> int:
     parser.add_argument("--budget", default="4h", help="per campaign; --cases normally ends it first")
     parser.add_argument("--family", action="append")
     parser.add_argument("--out", default=None, help="keep the three campaigns' folders here")
+    parser.add_argument("--modes", nargs="+", choices=list(MODES), default=list(MODES))
+    parser.add_argument("--parallel", action="store_true",
+                        help="run the modes at the same time: on a shared machine their wall times then see the "
+                             "same load (each gets its share of the cores)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     root = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="dynfuzz-bench-coverage-"))
-    results = {mode: run(mode, args, root / mode) for mode in MODES}
+    procs = []
+    for mode in args.modes:
+        proc = subprocess.Popen(command(mode, args, root / mode), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if not args.parallel:
+            proc.wait()
+        procs.append(proc)
+    for proc in procs:
+        proc.wait()
+    results = {mode: collect(mode, args, root / mode) for mode in args.modes}
     out = report(results, args)
     if args.json:
         print(json.dumps(out, indent=1))
@@ -99,7 +115,7 @@ def main() -> int:
     print(f"{'mode':<10} {'seconds':>8} {'x plain':>8} {'dynamo %':>9} {'reach %':>8} {'pairs':>6} "
           f"{'findings':>9} {'buckets':>8}")
     for mode, r in out["modes"].items():
-        print(f"{mode:<10} {r['seconds']:>8.1f} {r['vs_plain']:>8.2f} {r['dynamo_percent'] or '-':>9} "
+        print(f"{mode:<10} {r['seconds']:>8.1f} {r['vs_plain'] or '-':>8} {r['dynamo_percent'] or '-':>9} "
               f"{r['reachable_percent'] or '-':>8} {r['tag_pairs']:>6} {r['findings']:>9} {r['buckets']:>8}")
     print(f"guided - unguided: {out['guided_gain_points']} points of torch/_dynamo; wall time x"
           f"{out['guided_vs_unguided_wall']}")
