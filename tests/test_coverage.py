@@ -69,6 +69,8 @@ def test_collector_reports_only_first_reached_lines_and_finish_merges(probe_pkg,
     assert row["lines"] == 10 and row["covered"] == 9  # all but `return 0`
     assert json.loads((tmp_path / "coverage.json").read_text())["totals"]["covered"] == 9
     assert spec.combined_file.exists() and not list(spec.data_dir.glob(".coverage.*"))
+    spec.clear()  # what a new campaign in the same --out does first
+    assert finish(spec, None, tmp_path)["files"][f"{PKG}/mod.py"]["covered"] == 0
 
 
 def test_never_entered_lists_functions_whose_own_body_never_ran(probe_pkg):

@@ -80,6 +80,8 @@ class Campaign(Ledger):
         cfg = self.config
         self.findings_dir.mkdir(parents=True, exist_ok=True)
         self.inflight_dir.mkdir(parents=True, exist_ok=True)
+        if cfg.coverage is not None:
+            cfg.coverage.clear()  # a new campaign in an old --out: its coverage is not this one's
         if cfg.minimize_budget:
             self.filer.enable_queue(cfg.minimize_budget)
         t0 = time.monotonic()

@@ -57,6 +57,11 @@ class CoverageSpec:
     def combined_file(self) -> Path:
         return self.data_dir / ".coverage"
 
+    def clear(self) -> None:
+        """Remove the data files of an earlier campaign in the same folder."""
+        for path in self.data_dir.glob(".coverage*"):
+            path.unlink(missing_ok=True)
+
     def folders(self) -> list[str]:
         return [str(folder) for folder in map(package_dir, self.scopes) if folder is not None]
 
