@@ -159,9 +159,10 @@ def _compiled_only(c: ExcInfo, i: int, fullgraph: bool) -> Finding:
 @renders("exceptions")
 def render_exceptions_check(f: Finding, case=None) -> list[str]:
     """Exception parity on the diverging call: raised on both sides, or on neither, and the same type."""
+    parity = "assert isinstance(c_out, Exception) == isinstance(out, Exception), "
     if f.kind == "missing-exception":
-        return ['assert isinstance(c_out, Exception), f"eager raised {out!r}, compiled returned {c_out!r}"']
+        return [parity + 'f"eager raised {out!r}, compiled returned {c_out!r}"']
     if f.kind == "exception-mismatch":
         return ['assert isinstance(c_out, type(out)) or f"got {type(out).__name__}(" in str(c_out), '
                 'f"eager raised {out!r}, compiled raised {c_out!r}"']
-    return ['assert not isinstance(c_out, Exception), f"compiled raised {c_out!r}; eager returned normally"']
+    return [parity + 'f"compiled raised {c_out!r}; eager returned {out!r}"']

@@ -202,10 +202,21 @@ def _run_verdict(cmd: list[str], timeout: float, script: bool) -> str:
         return "flaky"
     if done.returncode != 1:
         return "error"
-    last = (done.stderr.strip().splitlines() or [""])[-1]
-    if script and done.stderr.strip() and not last.startswith(("AssertionError", "torch.testing")):
+    if script and _raised(done.stderr) != "AssertionError":
         return "error"  # the script itself broke (not its check): never a reproduction
     return "reproduces"
+
+
+def _raised(stderr: str) -> str | None:
+    """The type of the exception a Python traceback in `stderr` ends with (None without a traceback)."""
+    lines = stderr.splitlines()
+    frames = [i for i, line in enumerate(lines) if line.startswith('  File "')]
+    if not frames:
+        return None
+    for line in lines[frames[-1] + 1:]:
+        if line and not line.startswith(" "):
+            return line.split(":", 1)[0].rsplit(".", 1)[-1]
+    return None
 
 
 def verify_repro(path: Path, spec: CompileSpec, timeout: float = 120) -> str:

@@ -39,12 +39,10 @@ c_out, c_args, c_ns = run(PROGRAM, compiled=True)
 
 BACKWARD = '''
 
-def backward(out):
-    """The harness's backward pass: sum_k k * mean(out_k) over the output tensors that require grad."""
+def backward(out):  # as dynfuzz does: sum_k k * mean(out_k) over the output tensors that require grad
     leaves = [t for t in torch.utils._pytree.tree_leaves(out) if isinstance(t, torch.Tensor)]
     loss = [k * t.float().mean() for k, t in enumerate(leaves, 1) if t.requires_grad and t.is_floating_point()]
-    if loss:
-        sum(loss).backward()
+    sum(loss).backward() if loss else None
 '''
 
 UNRENDERABLE = '''\

@@ -1,0 +1,264 @@
+"""Repros: for every oracle and kind, the rendered script's verdict equals the oracle's.
+
+A torch-only script cannot show a broken-compiler double's bug, so these tests run the rendered
+script with `torch.compile` replaced by the double (exit 1 expected) and with real torch, a correct
+compiler for these programs (exit 0 expected). Real torch bugs are covered by the corpus entries
+(tests/test_corpus.py), and a few scripts here also run as real subprocesses through `verify_repro`.
+"""
+from __future__ import annotations
+
+import textwrap
+import warnings
+
+import pytest
+import torch
+from dynfuzz.generators.case import Case
+from dynfuzz.oracles.checks import expression, parse_detail
+from dynfuzz.oracles.model import Finding
+from dynfuzz.run.compilers import CompileSpec, make_compiler
+from dynfuzz.run.judge import judge
+from dynfuzz.triage.repro import metadata_for, read_program, render_report, render_repro, verify_repro
+
+OUTPUT_PROGRAM = """
+    import torch
+    def f(x):
+        return x.sin() * 2, x.shape[0]
+    def inputs(device, call=0):
+        return (torch.linspace(-1, 1, 4, device=device),)
+"""
+EFFECT_PROGRAM = """
+    import torch
+    LOG = []
+    def f(x):
+        LOG.append(1)
+        return x + 1
+    def inputs(device, call=0):
+        return (torch.ones(2, device=device),)
+"""
+GRAD_PROGRAM = """
+    import torch
+    def f(x):
+        return (x * x).sum(0)
+    def inputs(device, call=0):
+        return (torch.linspace(-1, 1, 6, device=device).reshape(2, 3).requires_grad_(),)
+"""
+RECALL_PROGRAM = """
+    import torch
+    SCALE = 2.0
+    def f(x):
+        return x * SCALE
+    def between(call):
+        global SCALE
+        SCALE = 3.0
+    def inputs(device, call=0):
+        return (torch.ones(2, device=device),)
+"""
+# Real torch diverging on purpose: `is_compiling()` is True only while Dynamo traces.
+RAISES_ONLY_EAGER = """
+    import torch
+    def f(x):
+        if not torch.compiler.is_compiling():
+            raise ValueError("eager only")
+        return x + 1
+    def inputs(device, call=0):
+        return (torch.ones(2, device=device),)
+"""
+RAISES_OTHER_TYPE = RAISES_ONLY_EAGER.replace("return x + 1", "return x + torch.ones(5)")  # a RuntimeError
+ILLEGAL_COND = """
+    import torch
+    def f(x):
+        return torch.cond(x.sum() > 0, lambda a: a.add_(1), lambda a: a - 1, (x,))
+    def inputs(device, call=0):
+        return (torch.ones(3, device=device),)
+"""
+ILLEGAL_EAGER = ILLEGAL_COND.replace(
+    "torch.cond(x.sum() > 0, lambda a: a.add_(1), lambda a: a - 1, (x,))",
+    "(lambda a: a.add_(1))(x) if bool(x.sum() > 0) else (lambda a: a - 1)(x)")
+
+
+def _case(source: str, **kw) -> Case:
+    return Case(source=textwrap.dedent(source), **kw)
+
+
+def _finding(case: Case, compiler: str, fullgraph: bool = False) -> tuple[Finding, CompileSpec]:
+    spec = CompileSpec(compiler=compiler, fullgraph=fullgraph)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        found = judge(case, make_compiler(spec), spec).findings
+    assert found, f"{compiler} produced no finding"
+    return found[0], spec
+
+
+def run_script(text: str, double: str | None = None, monkeypatch=None) -> int:
+    """The script's exit status, run in this process: 1 when its check fails, 0 when it passes.
+
+    With `double`, `torch.compile` is that broken compiler (the frame counter the recompile check reads
+    follows the double's frame count)."""
+    if double is not None:
+        def fake_compile(fn, backend=None, **kwargs):
+            compiler = make_compiler(CompileSpec(compiler=double))
+            compiler.reset()
+            compiled = compiler.compile(fn, {})
+
+            def call(*args):
+                try:
+                    return compiled(*args)
+                finally:
+                    if hasattr(backend, "frame_count"):
+                        backend.frame_count = compiler.frames()
+            return call
+
+        monkeypatch.setattr(torch, "compile", fake_compile)
+    torch._dynamo.reset()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            exec(compile(text, "<repro>", "exec"), {"__name__": "__main__"})
+    except AssertionError:
+        return 1
+    finally:
+        if double is not None:
+            monkeypatch.undo()
+    return 0
+
+
+def nonblank_lines(text: str) -> int:
+    """What the size target counts: non-blank lines, the DYNFUZZ metadata block left out."""
+    head, rest = text.split("\nDYNFUZZ = ", 1)
+    body = rest.split("\nimport torch\n", 1)[1]
+    return sum(1 for line in (head + "\nimport torch\n" + body).splitlines() if line.strip())
+
+
+CASES = [  # (name, program, eager program, double, fullgraph, expected (oracle, kind))
+    ("outputs", OUTPUT_PROGRAM, None, "perturb-output", False, ("outputs", "miscompile")),
+    ("effects", EFFECT_PROGRAM, None, "drop-effect", False, ("effects", "effect-lost")),
+    ("exceptions-crash", OUTPUT_PROGRAM, None, "crash", False, ("exceptions", "crash")),
+    ("grads", GRAD_PROGRAM, None, "perturb-grad", False, ("grads", "grad-mismatch")),
+    ("recompiles", OUTPUT_PROGRAM, None, "recompile-always", False, ("recompiles", "over-guard")),
+    ("recall", RECALL_PROGRAM, None, "stale-constants", False, ("outputs", "miscompile")),
+    ("illegal-crash", ILLEGAL_COND, ILLEGAL_EAGER, "crash", False, ("illegal", "crash")),
+]
+
+
+@pytest.mark.parametrize("name,program,eager,double,fullgraph,expected", CASES, ids=[c[0] for c in CASES])
+def test_repro_verdict_equals_the_oracle_with_each_double(name, program, eager, double, fullgraph, expected,
+                                                          monkeypatch):
+    case = _case(program, eager_source=textwrap.dedent(eager) if eager else None,
+                 intended_error="RuntimeError" if eager else None)
+    f, spec = _finding(case, double, fullgraph)
+    assert (f.oracle, f.kind) == expected
+    text = render_repro(case, f, spec, metadata_for(case, f, spec))
+    assert "import dynfuzz" not in text and "from dynfuzz" not in text
+    assert nonblank_lines(text) <= (30 if eager is None else 40), text  # a cond repro also holds its plain-if
+    assert run_script(text, double, monkeypatch) == 1, text
+    assert run_script(text) == 0, text  # real torch is a correct compiler for these programs
+    if name == "recall":
+        assert "for call in range(2):" in text and 'ns["between"](call)' in text
+
+
+@pytest.mark.parametrize("program,kind", [(RAISES_ONLY_EAGER, "missing-exception"),
+                                          (RAISES_OTHER_TYPE, "exception-mismatch")])
+def test_exception_repros_with_real_torch_diverging(program, kind):
+    case = _case(program)
+    f, spec = _finding(case, "torch")
+    assert (f.oracle, f.kind) == ("exceptions", kind)
+    text = render_repro(case, f, spec, metadata_for(case, f, spec))
+    assert run_script(text) == 1
+    fixed = text.replace("if not torch.compiler.is_compiling():", "if True:")  # both raise the same error
+    assert run_script(fixed) == 0
+
+
+def test_spurious_exception_repro_with_real_torch():
+    program = RAISES_OTHER_TYPE.replace("if not torch.compiler", "if torch.compiler").replace(
+        'raise ValueError("eager only")', "return x + torch.ones(5)")
+    program = program.replace("return x + torch.ones(5)\n    def", "return x\n    def")
+    case = _case(program)
+    f, spec = _finding(case, "torch")
+    assert (f.oracle, f.kind) == ("exceptions", "spurious-exception")
+    text = render_repro(case, f, spec, metadata_for(case, f, spec))
+    assert run_script(text) == 1
+    assert run_script(text.replace("if torch.compiler.is_compiling():", "if False:")) == 0
+
+
+def test_illegal_program_correctly_refused_exits_0():
+    """Real torch refuses the illegal cond (a documented error): the repro of an illegal finding passes."""
+    case = _case(ILLEGAL_COND, eager_source=textwrap.dedent(ILLEGAL_EAGER), intended_error="RuntimeError")
+    f, spec = _finding(case, "crash")
+    assert f.oracle == "illegal"
+    text = render_repro(case, f, spec, metadata_for(case, f, spec))
+    assert "EAGER_PROGRAM = " in text and "if bool(x.sum() > 0)" in text  # the plain-if rendering it is compared with
+    assert run_script(text) == 0
+    torch_spec = CompileSpec()
+    assert judge(case, make_compiler(torch_spec), torch_spec).findings == []
+
+
+def test_effects_after_an_error_on_both_sides_are_compared(monkeypatch):
+    """Both modes raise IndexError; the effects oracle still compares state, and so does the repro.
+
+    On torch 2.13 the compiled call raises while tracing and never replays the append that eager did
+    before raising: a real divergence on the error path, which the repro shows too."""
+    program = """
+        import torch
+        LOG = []
+        def f(x):
+            LOG.append(1)
+            return x[10]
+        def inputs(device, call=0):
+            return (torch.ones(2, device=device),)
+    """
+    case = _case(program)
+    f, spec = _finding(case, "torch")
+    assert (f.oracle, f.kind) == ("effects", "effect-lost")
+    text = render_repro(case, f, spec, metadata_for(case, f, spec))
+    assert "except Exception as e:" in text
+    assert run_script(text) == 1
+    assert run_script(text, "identity", monkeypatch) == 0
+
+
+def test_paths_become_python_expressions():
+    assert expression("out[0]", False) == "out[0]"
+    assert expression("args[1].attr", True) == "c_args[1].attr"
+    assert expression("state['G']['k']", False) == "ns['G']['k']"
+    assert expression("state['g'].<cells>.n.cell_contents", True) == \
+        "c_ns['g'].__closure__[c_ns['g'].__code__.co_freevars.index('n')].cell_contents"
+    assert parse_detail("state['x'][0]: value: expected 1, got 2") == ("state['x'][0]", "value", "1", "2")
+
+
+def test_written_repro_reproduces_in_a_subprocess_and_reads_back(tmp_path):
+    """`verify_repro` on real torch scripts: the corpus's float-sign bug reproduces, a correct program is flaky."""
+    from dynfuzz.triage.replay import CORPUS_DIR
+
+    assert verify_repro(CORPUS_DIR / "float_sign_no_guard.py", CompileSpec()) == "reproduces"
+    case = _case(RAISES_ONLY_EAGER)
+    f, spec = _finding(case, "torch")
+    path = tmp_path / "repro.py"
+    path.write_text(render_repro(case, f, spec, metadata_for(case, f, spec)).replace(
+        "if not torch.compiler.is_compiling():", "if True:"))
+    assert verify_repro(path, spec) == "flaky"
+    saved = read_program(path)
+    assert saved.meta["oracle"] == "exceptions" and "if True:" in saved.case.source
+    broken = path.read_text().replace("c_out, c_args, c_ns = run(", "c_out, c_args, c_ns = undefined_name(")
+    path.write_text(broken)
+    assert verify_repro(path, spec) == "error"  # a script that breaks is not a reproduction
+
+
+@pytest.mark.slow
+def test_double_repro_is_verified_through_dynfuzz_check(tmp_path):
+    case = _case(OUTPUT_PROGRAM)
+    f, spec = _finding(case, "perturb-output")
+    path = tmp_path / "repro.py"
+    path.write_text(render_repro(case, f, spec, metadata_for(case, f, spec)))
+    assert verify_repro(path, spec) == "reproduces"
+    assert verify_repro(path, CompileSpec(compiler="identity")) == "flaky"
+
+
+def test_report_is_a_pt2_bug_report():
+    case = _case(OUTPUT_PROGRAM)
+    f, spec = _finding(case, "perturb-output")
+    meta = metadata_for(case, f, spec)
+    text = render_repro(case, f, spec, meta)
+    report = render_report(case, f, spec, meta, text)
+    assert report.startswith("# ") and f.oracle in report.splitlines()[0]
+    for part in ("```python", "### Expected vs actual", "### Versions", f"torch {meta['torch']}", "python "):
+        assert part in report
+    assert text.strip() in report
