@@ -1,0 +1,102 @@
+"""Explanation by ablation, the minimization queue, and campaign filing by bucket (with doubles)."""
+from __future__ import annotations
+
+import json
+import time
+
+from dynfuzz.generators.case import Case
+from dynfuzz.run.campaign import Campaign, CampaignConfig
+from dynfuzz.run.compilers import CompileSpec, make_compiler
+from dynfuzz.run.judge import judge
+from dynfuzz.triage.explain import cheap_explanation, explain
+from dynfuzz.triage.queue import TriageQueue
+
+TWO_EFFECTS = '''
+import collections
+import torch
+D = collections.deque([1, 2], maxlen=3)
+def f(x, s):
+    D.appendleft(5)
+    s.add(3)
+    return x + len(D)
+def inputs(device, call=0):
+    return (torch.zeros(2, device=device), {1})
+'''
+
+METHOD_SWAP = '''
+import torch
+class K:
+    def m(self, t):
+        return t * 2
+    def alt(self, t):
+        return t + 1
+def f(x):
+    return K().m(x)
+def between(call):
+    K.m, K.alt = K.alt, K.m
+def inputs(device, call=0):
+    return (torch.linspace(-1.0, 1.0, 3, device=device),)
+'''
+
+
+def _finding(source: str, compiler: str):
+    spec = CompileSpec(compiler)
+    case = Case(source)
+    (f,) = judge(case, make_compiler(spec), spec).findings
+    return case, f, spec
+
+
+def test_ablation_names_the_construct_the_divergence_needs():
+    case, f, spec = _finding(TWO_EFFECTS, "drop-set-arg-mutation")
+    assert cheap_explanation(case, f).construct == "deque-maxlen global .appendleft", "most specific first"
+    e = explain(case, f, spec)
+    assert e.key == "effects/lost-effect: set argument .add"
+    assert e.responsible == ("set argument .add",) and e.ablated and 0 < e.judge_calls <= 12
+
+
+def test_ablation_is_capped_by_judge_calls_not_seconds():
+    case, f, spec = _finding(TWO_EFFECTS, "drop-set-arg-mutation")
+    e = explain(case, f, spec, max_calls=1)
+    assert e.judge_calls == 1 and e.responsible == ()
+
+
+def test_recall_divergence_names_the_call_plan_perturbation():
+    case, f, spec = _finding(METHOD_SWAP, "stale-class-attr")
+    e = explain(case, f, spec)
+    assert f.call == 1
+    assert e.key == "outputs/wrong-value: object new .m after plain class method ="
+    assert "plain class method =" in e.responsible
+
+
+def test_queue_minimizes_in_a_worker_and_drain_respects_its_deadline():
+    case, f, spec = _finding(TWO_EFFECTS, "drop-set-arg-mutation")
+    queue = TriageQueue(spec, budget=5.0)
+    queue.submit("one", case, f)
+    start = time.monotonic()
+    results, left = queue.drain(time.monotonic() + 0.2)
+    assert time.monotonic() - start < 10 and left == ["one"] and results == []
+    queue = TriageQueue(spec, budget=5.0)
+    queue.submit("one", case, f)
+    results, left = queue.drain(time.monotonic() + 240)
+    ((ident, status, triaged),) = results
+    assert (ident, status, left) == ("one", "done", [])
+    assert triaged.explanation.key == "effects/lost-effect: set argument .add"
+    assert triaged.verdict == "reproduces" and "set" in triaged.repro
+
+
+def test_campaign_files_by_bucket_and_marks_unminimized(tmp_path):
+    out = tmp_path / "out"
+    summary = Campaign(CampaignConfig(budget=120, out=out, workers=1, max_cases=6, progress=False,
+                                      spec=CompileSpec("perturb-output"))).run()
+    assert summary["bugs"] == len(summary["buckets"]) >= 1
+    assert summary["unique"] >= summary["bugs"], "`unique` still counts signatures"
+    for b in summary["buckets"]:
+        assert b["status"] == "unminimized" and b["key"].startswith((f"{b['oracle']}/wrong-value: ",
+                                                                     f"{b['oracle']}/wrong-effect: "))
+        assert set(b) >= {"id", "key", "cause", "oracle", "count", "first_seen_seconds", "repro", "status"}
+        folder = out / "findings" / b["folder"].rsplit("/", 1)[-1]
+        assert (folder / "repro.py").is_file() and (folder / "report.md").is_file()
+        assert 1 <= len(list((folder / "examples").glob("*.py"))) <= 5
+    files = {u["file"] for u in summary["unique_findings"] if u["file"]}
+    assert files and all("/examples/" in path for path in files)
+    assert json.loads((out / "summary.json").read_text())["bugs"] == summary["bugs"]
