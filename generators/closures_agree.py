@@ -62,7 +62,7 @@ def _getter_factory(draw, b: Builder, cell: Cell, writes: bool) -> str:
     return maker
 
 
-@fragment(FAMILY, AGREE, "cells-same-object", nestable=False)
+@fragment(FAMILY, AGREE, "cells-same-object", weight=2, nestable=False)
 def same_object_cells(draw, b: Builder) -> None:
     """Two distinct cells holding one module-level object: closures made by factories before compiling
     (or inside the region) from the same global; one rebinds or mutates its cell, the other reads."""
@@ -85,10 +85,9 @@ def same_object_cells(draw, b: Builder) -> None:
     t: ir.Expr = x
     for role in order:
         t = b.bind(b.fresh("t"), ir.Call(made[role], (t,)), shape, 1.0).expr
-    b.tag("cells-preexisting" if preexisting else "cells-made-in-frame")
 
 
-@fragment(FAMILY, AGREE, "cells-same-name", nestable=False)
+@fragment(FAMILY, AGREE, "cells-same-name", weight=2, nestable=False)
 def same_name_cells(draw, b: Builder) -> None:
     """A pre-existing closure's free variable and a local of the compiled frame share a name and start
     with the same object (or an equal value); then only one of them is rebound: the frame's local
@@ -115,15 +114,12 @@ def same_name_cells(draw, b: Builder) -> None:
         stmts, _ = write(draw, cell, ir.Const(0.5), "rebind")
         bump = b.fresh("bump")
         b.emit(ir.Def(bump, (), (ir.Nonlocal((name,)), *stmts)), ir.ExprStmt(ir.call(ir.Name(bump))))
-        b.tag("cells-local-rebound")
     else:
         b.emit(ir.ExprStmt(ir.call(ir.Name(setter), other(kind))))
-        b.tag("cells-closure-rebound")
     t2 = b.bind(b.fresh("t"), ir.call(ir.Name(getter), t1.expr), shape, 1.0)
     reader = b.fresh("rd")
     b.emit(ir.Def(reader, (ir.Param("t"),), (ir.Return(tanh(total(ir.Name("t"), read(cell)))),)))
     b.bind(b.fresh("t"), ir.call(ir.Name(reader), t2.expr), shape, 1.0)
-    b.tag("cells-same-object" if same_object else "cells-equal-value")
 
 
 @fragment(FAMILY, PREEXISTING, "preexisting-same-name", nestable=False)

@@ -29,14 +29,12 @@ def _unmarked(original):
 
 @mutant("subscript-write-unmarked", construct="sole-mutation")
 def subscript_write_unmarked() -> None:
-    """`c[i] = v`, `c[i:j] = ...`, `del c[i]` and `d[k] = v` on a pre-existing list or dict update
-    Dynamo's model but do not mark the container mutated: the write is replayed only when another
-    mutation of the same container marks it, and lost when it is the only one."""
-    from torch._dynamo.variables.dicts import ConstDictVariable
+    """`c[i] = v`, `c[i] += v`, `c[i:j] = ...` and `del c[i]` on a pre-existing list update Dynamo's
+    model but do not mark the list mutated: the write is replayed only when another mutation of the
+    same list (an append, a sort...) marks it, and lost when it is the only one."""
     from torch._dynamo.variables.lists import ListVariable
 
-    for cls in (ListVariable, ConstDictVariable):
-        cls.call_method = _unmarked(cls.call_method)
+    ListVariable.call_method = _unmarked(ListVariable.call_method)
 
 
 @mutant("attr-replay-reversed", construct="order-state")
