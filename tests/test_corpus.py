@@ -109,3 +109,34 @@ def test_pytest_plugin_xfails_known_and_fails_xpass(tmp_path):
     assert p.returncode == 1, out
     assert "1 passed" in out and "1 failed" in out, out
     assert "XPASS(strict)" in out, out
+
+
+def _script_verdict(path: Path) -> int:
+    """`python ENTRY.py`'s exit status, run in this process: 1 when its check fails, 0 when it passes."""
+    import warnings
+
+    import torch
+
+    torch._dynamo.reset()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            exec(compile(path.read_text(), str(path), "exec"), {"__name__": "__main__"})
+    except AssertionError:
+        return 1
+    return 0
+
+
+@pytest.mark.parametrize("path", discover(None), ids=lambda p: p.stem)
+def test_corpus_entry_is_a_short_repro_whose_verdict_matches_its_status(path):
+    """No pasted checker: the program, the compile call, the oracle's own check; exit 1 while a known or open
+    bug is present, 0 for a passing scenario (and illegal programs a correct compiler refuses)."""
+    text = path.read_text()
+    imports = {line.split()[1].split(".")[0] for line in text.split("\nPROGRAM = ")[0].splitlines()
+               if line.startswith(("import ", "from "))}
+    assert imports <= {"torch"}, imports
+    assert "def describe(" not in text and "first_difference" not in text
+    status = read_program(path).meta["status"]
+    if "DYNFUZZ_MUTANTS" in os.environ:
+        pytest.skip("a mutant changes what the entries show")
+    assert _script_verdict(path) == (0 if status == "passing" else 1)
