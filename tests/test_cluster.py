@@ -25,7 +25,8 @@ def ray_cluster():
     ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install 'dynfuzz[ray]')")
     started = not ray.is_initialized()
     if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
+        # one declared GPU (no real one is needed to schedule by it; see the --device cuda test)
+        ray.init(num_cpus=2, num_gpus=1, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
     yield ray
     if started:
         ray.shutdown()
@@ -153,6 +154,19 @@ def test_a_lost_nodes_cases_run_again_elsewhere_and_blame_no_case(ray_cluster, t
 def test_a_hanging_case_on_an_actor_becomes_a_hang_finding(ray_cluster, tmp_path):
     summary = campaign(tmp_path, "hang", 1, case_timeout=3)
     assert summary["cases"] == 1 and summary["hangs"] == 1 and summary["by_kind"] == {"hang": 1}
+
+
+@pytest.mark.ray
+def test_with_device_cuda_actors_are_scheduled_one_per_gpu(ray_cluster):
+    from dynfuzz.run.cluster import RayPool
+
+    pool = RayPool(CompileSpec(compiler="identity", device="cuda"), timeout=60)
+    try:
+        assert pool.size == 1  # the cluster has 2 CPUs but 1 GPU
+        available = ray_cluster.available_resources()
+        assert available.get("GPU", 0) == 0 and available.get("CPU", 0) == 2
+    finally:
+        pool.close()
 
 
 def test_ray_without_the_extra_is_a_one_line_usage_error(tmp_path, monkeypatch, capsys):
