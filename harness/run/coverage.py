@@ -120,10 +120,6 @@ class Collector:
         self.cov.save()
 
 
-def start_in_worker(spec: CoverageSpec | None, name: str) -> Collector | None:
-    return Collector(spec, name) if spec is not None else None
-
-
 class Tracker:
     """The campaign's running union of lines reached, fed with each case's first-reached lines."""
 
