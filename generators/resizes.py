@@ -93,4 +93,4 @@ def data_op_fragment(draw, b):
 
 
 # The family's other constructs register their fragments on import.
-from . import resizes_layout  # noqa: E402,F401  isort: skip
+from . import resizes_layout, resizes_outalias  # noqa: E402,F401  isort: skip

@@ -233,7 +233,7 @@ def view_of(draw, b: Builder, base: TensorVar, want: str | None, same_allowed: b
 # ---- access paths --------------------------------------------------------------
 
 
-def _box_class() -> ir.ClassDef:
+def box_class() -> ir.ClassDef:
     init = ir.Def("__init__", (ir.Param("self"), ir.Param("t")),
                   (ir.Assign(ir.Attr(ir.Name("self"), "t"), ir.Name("t")),))
     return ir.ClassDef("Box", (), (init,))
@@ -250,7 +250,7 @@ def _holder(b: Builder, access: str, name: ir.Expr) -> tuple[str, ir.Expr]:
         return holder, ir.Sub(ir.Name(holder), ir.Const("t"))
     st = state(b)
     if not st.box:
-        b.add_helper(_box_class())
+        b.add_helper(box_class())
         st.box = True
     b.emit(ir.Assign(ir.Name(holder), ir.call(ir.Name("Box"), name)))
     return holder, ir.Attr(ir.Name(holder), "t")

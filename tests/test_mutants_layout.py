@@ -21,7 +21,8 @@ def campaign(tmp_path: Path, family: str, cases: int, seed: int, mutant: str, di
     env = {**os.environ, DISABLE_ENV: disable}
     env.pop("DYNFUZZ_MUTANTS", None)
     cmd = [sys.executable, "-m", "dynfuzz", "fuzz", "--family", family, "--cases", str(cases), "--seed", str(seed),
-           "--workers", "0", "--no-db", "--no-progress", "--budget", "5m", "--out", str(out), "--mutant", mutant]
+           "--workers", "0", "--no-db", "--no-progress", "--budget", "5m", "--out", str(out)]
+    cmd += ["--mutant", mutant] if mutant else []
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode in (0, 1), proc.stderr[-2000:]
     return json.loads((out / "summary.json").read_text())
@@ -53,3 +54,19 @@ def test_inner_stride_only_mutant_is_found_by_the_layout_construct_only(tmp_path
     assert recall_divergences(campaign(tmp_path, "resizes", 40, 1, "layout-inner-stride-only"))
     assert not recall_divergences(campaign(tmp_path, "resizes", 40, 1, "layout-inner-stride-only",
                                            disable="layout"))
+
+
+OLDER_RESIZES = "out-variant,metadata-op,data-op"  # they find known torch bugs on unmodified torch
+
+
+def unmutated(tmp_path: Path, family: str, cases: int, seed: int, disable: str) -> dict:
+    return campaign(tmp_path / "unmutated", family, cases, seed, "", disable)
+
+
+@pytest.mark.slow
+def test_out_resize_names_only_mutant_is_found_by_out_alias_reads(tmp_path):
+    """Reading an `out=`-resized tensor through a list, dict or attribute sees the stale shape; on
+    unmodified torch the same campaign finds nothing."""
+    found = wrong_values(campaign(tmp_path, "resizes", 40, 3, "out-resize-names-only", OLDER_RESIZES))
+    assert found
+    assert not wrong_values(unmutated(tmp_path, "resizes", 40, 3, OLDER_RESIZES))
