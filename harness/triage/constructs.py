@@ -15,75 +15,15 @@ from __future__ import annotations
 
 import ast
 import copy
-from dataclasses import dataclass
+
+from dynfuzz.triage.ablate import SETTING_NAMES, Construct, function, statements
 
 CONTAINERS = {"set", "frozenset", "list", "dict", "tuple", "bytearray", "deque", "defaultdict", "OrderedDict",
               "Counter"}
 METADATA_INPLACE = {"t_", "transpose_", "resize_", "resize_as_", "squeeze_", "unsqueeze_", "as_strided_", "set_",
                     "swapdims_", "swapaxes_", "requires_grad_", "detach_"}
-SETTING_NAMES = ("COMPILE_OPTIONS", "DYNAMO_CONFIG")
 PLAN_FUNCTIONS = ("inputs", "between")
 SCALARS = ("tensor", "float", "int", "bool", "scalar-from-item")
-
-
-@dataclass(frozen=True)
-class Construct:
-    """One named construct, its rank (lower: more specific, preferred for a key) and how to remove it."""
-
-    name: str
-    rank: int
-    role: str = "construct"
-    stmts: tuple[int, ...] = ()  # statement numbers (in `statements()` order) that removing it deletes
-    revert_inputs: bool = False  # replace `call` by 0 in `inputs()`
-    setting: str | None = None  # a COMPILE_OPTIONS / DYNAMO_CONFIG key to drop
-
-    def ablate(self, source: str) -> str | None:
-        """The program without this construct, or None when it cannot be taken out."""
-        tree = ast.parse(source)
-        if self.stmts:
-            slots = statements(tree)
-            for k in self.stmts:
-                body, i = slots[k]
-                body[i] = ast.Pass()
-        elif self.revert_inputs:
-            fn = _function(tree, "inputs")
-            if fn is None:
-                return None
-            for node in ast.walk(fn):
-                if isinstance(node, ast.Name) and node.id == "call" and isinstance(node.ctx, ast.Load):
-                    node.id = "0"
-        elif self.setting is not None:
-            if not _drop_setting(tree, self.setting):
-                return None
-        else:
-            return None
-        return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
-
-
-def statements(tree: ast.Module) -> list[tuple[list, int]]:
-    """Every statement as (its body list, index), in a stable walk order; construct `stmts` index this."""
-    out = []
-    for node in ast.walk(tree):
-        for name in ("body", "orelse", "finalbody"):
-            body = getattr(node, name, None)
-            if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
-                out.extend((body, i) for i in range(len(body)))
-    return out
-
-
-def _function(tree: ast.Module, name: str) -> ast.FunctionDef | None:
-    return next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
-
-
-def _drop_setting(tree: ast.Module, key: str) -> bool:
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) \
-                and node.targets[0].id in SETTING_NAMES and isinstance(node.value, ast.Dict):
-            for i, k in enumerate(node.value.keys):
-                if isinstance(k, ast.Constant) and k.value == key:
-                    del node.value.keys[i], node.value.values[i]
-                    return True
-    return False
 
 
 def _dotted(node: ast.expr) -> str | None:
@@ -187,7 +127,7 @@ class Classifier:
 
     # ---- the entry's arguments, from inputs() ----
     def _entry_args(self) -> tuple[dict[str, tuple[str, str | None]], dict[str, str | None]]:
-        fn, inputs = _function(self.tree, self.entry), _function(self.tree, "inputs")
+        fn, inputs = function(self.tree, self.entry), function(self.tree, "inputs")
         args: dict[str, tuple[str, str | None]] = {}
         varying: dict[str, str | None] = {}
         if fn is None:
@@ -238,7 +178,7 @@ class Classifier:
                     if isinstance(item, ast.FunctionDef):
                         self._function_body(item, {a.arg: ("parameter", None) for a in item.args.args}, add,
                                             "construct")
-        between = _function(self.tree, "between")
+        between = function(self.tree, "between")
         if between is not None:
             self._function_body(between, {}, add, "perturbation")
         for kind in self.varying.values():
@@ -257,7 +197,7 @@ class Classifier:
             elif isinstance(node, ast.Assign) and (_dotted(node.targets[0]) or "").startswith("torch._dynamo.config."):
                 name = _dotted(node.targets[0]).rsplit(".", 1)[-1]
                 add(Construct(f"config.{name}={ast.unparse(node.value)}", 30, "setting", (self.slot[id(node)],)))
-        inputs = _function(self.tree, "inputs")
+        inputs = function(self.tree, "inputs")
         for node in ast.walk(inputs) if inputs is not None else ():
             if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) \
                     and (_dotted(node.value.func) or "").endswith("mark_dynamic"):
@@ -312,7 +252,7 @@ class Classifier:
             for v in (stmt.value.elts if isinstance(stmt.value, ast.Tuple) else [stmt.value]):
                 kind = self.kind(v, scope)
                 if isinstance(v, ast.Name) and kind and kind not in SCALARS:
-                    yield f"{kind} {self.resolve(v.id, scope)[0]} returned", 3
+                    yield f"{kind} {self.resolve(v.id, scope)[0]} returned", 7  # nearly always needed: last
         if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
             return
         for node in _expressions(stmt):

@@ -49,7 +49,7 @@ class Explanation:
         """One line for people: the class's meaning, the construct, the perturbation, the error."""
         line = f"{self.construct}: {CLASSES[self.cls]}"
         if self.perturbation:
-            line += f", once the call plan's {self.perturbation}"
+            line += f", once the call plan's change between calls ({self.perturbation}) has run"
         if self.error:
             line += f" ({self.error})"
         return line
@@ -70,10 +70,14 @@ def _choose(finding: Finding, cls: str, constructs: list[Construct], responsible
         return needed[0] if needed else None
 
     construct = pick("construct") or NO_CONSTRUCT
+    plans = [c.name for c in constructs if c.role == "perturbation"]
+    perturbation = next((n for n in plans if n in responsible), None)
+    if perturbation is None and not tested:  # a cheap key: the plan's most specific change, unverified
+        perturbation = plans[0] if plans else None
     settings = sorted(c.name for c in constructs if c.role == "setting" and c.name in responsible)
     if settings:
         construct += " under " + ", ".join(settings)
-    return construct, pick("perturbation") if _recall(finding, cls) else None
+    return construct, perturbation if _recall(finding, cls) else None
 
 
 def cheap_explanation(case: Case, finding: Finding) -> Explanation:
@@ -98,6 +102,21 @@ def _layer(case: Case, finding: Finding, spec: CompileSpec) -> str | None:
 
     layering = triangulate(case, finding, spec, stop_at_first=True)
     return None if layering.layer == UNLOCATED else layering.tag
+
+
+def _enables(case: Case, c: Construct, finding: Finding, cls: str, compiler: Compiler, spec: CompileSpec) -> bool:
+    """Does the divergence also show when every call starts from the changed state (`Construct.fresh`)?
+    Then the change only leads to the buggy code, and the key does not name it as a stale-guard change."""
+    from dynfuzz.run.judge import judge
+
+    source = c.fresh(case.source)
+    if source is None or case.eager_source is not None:
+        return False
+    try:
+        result = judge(replace(case, source=source, choices=()), compiler, spec)
+    except Exception:
+        return False
+    return any(f.oracle == finding.oracle and divergence_class(f) == cls for f in result.findings)
 
 
 def explain(case: Case, finding: Finding, spec: CompileSpec, compiler: Compiler | None = None,
@@ -140,6 +159,9 @@ def explain(case: Case, finding: Finding, spec: CompileSpec, compiler: Compiler 
         tested.add(c.name)
         if not any(f.oracle == finding.oracle and divergence_class(f) == cls for f in result.findings):
             responsible.add(c.name)
+            if c.role == "perturbation" and calls < max_calls and _enables(case, c, finding, cls, compiler, spec):
+                calls += 1
+                responsible.discard(c.name)  # it leads to the buggy path; no guard is missing
     construct, perturbation = _choose(finding, cls, constructs, responsible, tested)
     return Explanation(finding.oracle, cls, construct, perturbation, cheap.error, _layer(case, finding, spec),
                        constructs=cheap.constructs, responsible=tuple(sorted(responsible)), judge_calls=calls,

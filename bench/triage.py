@@ -1,0 +1,231 @@
+"""Benchmark triage: do variants of one known bug land in one bucket, and how many buckets per cause?
+
+Figure 1 (issue 12): for every known bug in `corpus/known_issues.toml`, five programs that contain it —
+names renamed, unrelated fragments added, other tensor shapes, the divergence first showing on a later
+call, all three at once — are judged and explained on real torch (backend eager). Each must land in its
+bug's bucket (the entry's key), and no two bugs may share a bucket.
+
+Figure 2: a campaign (default 500 cases, minimization on) and its buckets, each labelled with the known
+issue it matched or as new; buckets per root cause = buckets / distinct labels, where an unmatched
+bucket counts as its own cause (so a reader can check the labels in the printed table).
+
+    python3 bench/triage.py --variants --campaign 500 --json bench-triage.json
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from dynfuzz.run.compilers import CompileSpec, make_compiler, quiet_torch_logs  # noqa: E402
+from dynfuzz.run.judge import judge  # noqa: E402
+from dynfuzz.triage.explain import explain  # noqa: E402
+from dynfuzz.triage.known import ROOT, KnownIssues  # noqa: E402
+from dynfuzz.triage.repro import read_program, torch_version  # noqa: E402
+
+KEEP = {"f", "inputs", "between", "torch", "math", "collections", "device", "call", "CALLS", "COMPILE_OPTIONS",
+        "DYNAMO_CONFIG", "self", "super", "len", "sum", "list", "set", "dict", "range", "print"}
+
+
+class _Rename(ast.NodeTransformer):
+    """Every name the program binds gets another spelling (attributes and method names stay)."""
+
+    def __init__(self, bound: set[str]) -> None:
+        self.map = {n: f"{n}_v2" for n in bound if n not in KEEP and not n.startswith("__")}
+
+    def visit_Name(self, node):
+        node.id = self.map.get(node.id, node.id)
+        return node
+
+    def visit_arg(self, node):
+        node.arg = self.map.get(node.arg, node.arg)
+        return node
+
+    def visit_FunctionDef(self, node):
+        node.name = self.map.get(node.name, node.name)
+        self.generic_visit(node)
+        return node
+
+    def visit_ClassDef(self, node):
+        node.name = self.map.get(node.name, node.name)
+        self.generic_visit(node)
+        return node
+
+    def visit_Global(self, node):
+        node.names = [self.map.get(n, n) for n in node.names]
+        return node
+
+    visit_Nonlocal = visit_Global
+
+
+def renamed(source: str) -> str:
+    tree = ast.parse(source)
+    bound = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    bound |= {n.arg for n in ast.walk(tree) if isinstance(n, ast.arg)}
+    bound |= {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    return ast.unparse(_Rename(bound).visit(tree)) + "\n"
+
+
+def _entry(tree: ast.Module) -> ast.FunctionDef:
+    return next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "f")
+
+
+def _after_declarations(fn: ast.FunctionDef) -> int:
+    return next((i for i, s in enumerate(fn.body) if not isinstance(s, (ast.Global, ast.Nonlocal, ast.Expr))
+                 or (isinstance(s, ast.Expr) and not isinstance(s.value, ast.Constant))), 0)
+
+
+def with_fragments(source: str) -> str:
+    """Unrelated code: a local list grown, a global dict read, an extra tensor computation."""
+    tree = ast.parse(source)
+    fn = _entry(tree)
+    first_arg = fn.args.args[0].arg if fn.args.args else None
+    extra = "pad_items = [0]\npad_items.append(len(pad_items))\npad_scale = PAD_TABLE['k'] + pad_items[-1]\n"
+    if first_arg:
+        extra += "pad_t = torch.ones(2) * pad_scale\n"
+    i = _after_declarations(fn)
+    fn.body[i:i] = ast.parse(extra).body
+    tree.body.insert(1, ast.parse("PAD_TABLE = {'k': 2}").body[0])
+    return ast.unparse(tree) + "\n"
+
+
+def other_shapes(source: str) -> str:
+    """Tensor sizes in `inputs()` grown by 2 (zeros/ones/empty sizes, linspace/arange counts)."""
+    tree = ast.parse(source)
+    fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "inputs"), None)
+    for node in ast.walk(fn) if fn else ():
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            name = node.func.attr
+            sizes = node.args if name in ("zeros", "ones", "empty", "rand", "randn") else \
+                node.args[2:3] if name == "linspace" else []
+            for arg in sizes:
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, int) and arg.value > 0:
+                    arg.value += 2
+    return ast.unparse(tree) + "\n"
+
+
+def later_call(source: str) -> str:
+    """The buggy code is skipped on the first call (a flag `between` sets), so it first shows later."""
+    tree = ast.parse(source)
+    fn = _entry(tree)
+    fn.body.insert(_after_declarations(fn), ast.parse("if not ARMED_FLAG:\n    return None").body[0])
+    tree.body.insert(1, ast.parse("ARMED_FLAG = False").body[0])
+    between = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "between"), None)
+    arm = ast.parse("global ARMED_FLAG\nARMED_FLAG = True").body
+    if between is None:
+        tree.body.append(ast.parse("def between(call):\n    pass").body[0])
+        between = tree.body[-1]
+    between.body[0:0] = arm
+    inputs = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "inputs"), None)
+    for node in ast.walk(inputs) if inputs else ():  # inputs that vary by call do so one call later
+        if isinstance(node, ast.Name) and node.id == "call":
+            node.id = "max(call - 1, 0)"
+    calls = next((n for n in tree.body if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name)
+                  and n.targets[0].id == "CALLS"), None)
+    count = ast.literal_eval(calls.value) if calls else 2
+    tree.body = [n for n in tree.body if n is not calls] + [ast.parse(f"CALLS = {count + 1}").body[0]]
+    return ast.unparse(tree) + "\n"
+
+
+VARIANTS = {
+    "renamed": renamed,
+    "fragments": with_fragments,
+    "shapes": other_shapes,
+    "later-call": later_call,
+    "all": lambda s: renamed(other_shapes(with_fragments(s))),
+}
+
+
+def _spec(meta: dict) -> CompileSpec:
+    return CompileSpec(meta.get("compiler", "torch"), meta.get("backend", "eager"), meta.get("device", "cpu"),
+                       bool(meta.get("fullgraph", False)), meta.get("dynamic"))
+
+
+def variant_figure(known: KnownIssues) -> dict:
+    """Figure 1: every known bug's variants and the bucket each lands in."""
+    rows, by_key = [], {}
+    for item in known.issues:
+        corpus, key = item.get("corpus"), item.get("key")
+        if not corpus or not key or key in by_key:  # aliases share a repro and a key
+            continue
+        by_key[key] = corpus
+        saved = read_program(ROOT / corpus)
+        spec = _spec(saved.meta)
+        compiler = make_compiler(spec)
+        oracle = key.split("/", 1)[0]
+        for name, make in VARIANTS.items():
+            start = time.monotonic()
+            try:
+                case = replace(saved.case, source=make(saved.case.source), choices=())
+                if case.eager_source is not None:
+                    case = replace(case, eager_source=make(case.eager_source))
+                found = [f for f in judge(case, compiler, spec).findings if f.oracle == oracle]
+                got = explain(case, found[0], spec, compiler).key if found else "(no divergence)"
+            except Exception as e:  # a variant the transformation broke: reported, counted as a miss
+                got = f"(error: {type(e).__name__}: {e})"
+            rows.append({"bug": corpus, "variant": name, "expected": key, "got": got, "ok": got == key,
+                         "seconds": round(time.monotonic() - start, 2)})
+            print(f"{'ok  ' if got == key else 'MISS'} {Path(corpus).stem:45} {name:11} {got}", flush=True)
+    hit = sum(r["ok"] for r in rows)
+    shared = len(by_key) != len(set(by_key.values()))
+    return {"bugs": len(by_key), "variants": len(rows), "in_their_bucket": hit,
+            "fraction": round(hit / max(len(rows), 1), 3), "bugs_sharing_a_bucket": shared, "rows": rows}
+
+
+def campaign_figure(cases: int, seed: int, budget: float, minimize_budget: float) -> dict:
+    """Figure 2: a campaign's buckets, labelled by the known issue they match, or as new."""
+    from dynfuzz.run.campaign import Campaign, CampaignConfig
+
+    known = KnownIssues.load()
+    out = Path(tempfile.mkdtemp(prefix="bench-triage-"))
+    summary = Campaign(CampaignConfig(budget=budget, out=out, seed=seed, workers=1, max_cases=cases, known=known,
+                                      progress=False, minimize_budget=minimize_budget)).run()
+    labels: dict[str, str] = {}
+    for key in summary["known_signatures"]:
+        entry = known.match(key, torch_version()) or known.entries.get(key) or {}
+        labels[key] = f"known: {entry.get('corpus', key)}"
+    for b in summary["buckets"]:
+        labels[b["key"]] = f"new ({b['status']}): {b['key']}"
+    causes = set(labels.values())
+    ratio = len(labels) / max(len(causes), 1)
+    print(f"\ncampaign: {summary['cases']} cases, {summary['findings']} findings, {summary['unique']} signatures, "
+          f"{len(labels)} buckets (known ones included), {len(causes)} causes -> {ratio:.2f} buckets per cause")
+    for key, label in sorted(labels.items(), key=lambda kv: kv[1]):
+        print(f"  {label:70.70}  <- {key}")
+    return {"cases": summary["cases"], "findings": summary["findings"], "signatures": summary["unique"],
+            "buckets": len(labels), "causes": len(causes), "buckets_per_cause": round(ratio, 3),
+            "labels": labels, "out": str(out)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--variants", action="store_true", help="figure 1: variants of every known bug")
+    parser.add_argument("--campaign", type=int, default=0, metavar="CASES", help="figure 2: a campaign this long")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--budget", type=float, default=3600.0, help="campaign wall-clock budget (s)")
+    parser.add_argument("--minimize-budget", type=float, default=60.0)
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args()
+    quiet_torch_logs()
+    result: dict = {"torch": torch_version()}
+    if args.variants:
+        fig = variant_figure(KnownIssues.load())
+        result["variants"] = fig
+        print(f"\nfigure 1: {fig['in_their_bucket']}/{fig['variants']} variants of {fig['bugs']} known bugs landed "
+              f"in their bug's bucket ({fig['fraction']:.0%}); bugs sharing a bucket: {fig['bugs_sharing_a_bucket']}")
+    if args.campaign:
+        result["campaign"] = campaign_figure(args.campaign, args.seed, args.budget, args.minimize_budget)
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
