@@ -262,3 +262,59 @@ def test_report_is_a_pt2_bug_report():
     for part in ("```python", "### Expected vs actual", "### Versions", f"torch {meta['torch']}", "python "):
         assert part in report
     assert text.strip() in report
+
+
+GUARD_PROGRAM = """
+    import torch
+    SCALE = 2.0
+    def f(x, n):
+        return x * SCALE + n
+    def inputs(device, call=0):
+        return (torch.ones(2, device=device), 3)
+"""
+
+
+@pytest.mark.parametrize("double,perturbation", [("stale-constants", "ns['SCALE'] = 5.0"),
+                                                 ("stale-shape", None)])
+def test_guard_repro_replays_the_perturbation(double, perturbation, monkeypatch):
+    """A guard-unsound finding: the repro calls, makes the same change to the state, calls again, and checks."""
+    case = _case(GUARD_PROGRAM)
+    spec = CompileSpec(compiler=double, guards=True, reference=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        found = [f for f in judge(case, make_compiler(spec), spec).findings if f.oracle == "guards"]
+    assert found and all(f.kind == "guard-unsound" for f in found)
+    for f in found:
+        text = render_repro(case, f, spec, metadata_for(case, f, spec))
+        assert "for call in range(2):" in text and "if call:  # the change" in text
+        if perturbation and "SCALE" in f.details[0]:
+            assert perturbation in text
+        assert run_script(text, double, monkeypatch) == 1, text
+        assert run_script(text) == 0, text
+
+
+def test_guard_over_guard_repro_counts_frames(monkeypatch):
+    f = Finding("guards", "over-guard", "recompiled after L['x'] with new values", "k", severity="low", call=1,
+                details=("perturbation: L['x'] with new values", "0/0: tensor 'x' values changed"))
+    case = _case(GUARD_PROGRAM)
+    text = render_repro(case, f, CompileSpec(), metadata_for(case, f, CompileSpec()))
+    assert "args[0] = args[0].detach() * -0.5 + 0.25" in text and "frames[1] == frames[0]" in text
+    assert run_script(text, "recompile-always", monkeypatch) == 1
+    assert run_script(text) == 0
+
+
+def test_unrenderable_divergence_points_at_dynfuzz_check():
+    f = Finding("guards", "guard-unsound", "stale", "k", call=1,
+                details=("perturbation: L['k'].cell_contents = 3", "reference guard: ..."))
+    case = _case(GUARD_PROGRAM)
+    text = render_repro(case, f, CompileSpec(), metadata_for(case, f, CompileSpec()))
+    assert "dynfuzz check" in text and "raise SystemExit(2)" in text
+    assert read_program_text(text)["check"] == "dynfuzz"
+
+
+def read_program_text(text: str) -> dict:
+    import ast
+
+    tree = ast.parse(text)
+    return next(ast.literal_eval(n.value) for n in tree.body
+                if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "DYNFUZZ")

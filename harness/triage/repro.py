@@ -117,6 +117,11 @@ def plan_for(case: Case, finding: Finding | None, spec: CompileSpec) -> Plan:
     if options.get("fullgraph") is False:
         del options["fullgraph"]
     text = case.source + (case.eager_source or "")
+    if oracle == "guards":  # the harness's perturbation run: call, change the state, call again
+        from dynfuzz.oracles.guards import render_perturbation
+
+        return Plan(calls=2, catch=True, frames=finding.kind == "over-guard", seed="rand" in text, options=options,
+                    perturb=render_perturbation(finding, case))
     return Plan(calls=calls, between=_defines(case.source, "between"), catch=oracle in _CATCHING,
                 backward=oracle in ("grads", "effects", "illegal") and any(w in text for w in _GRAD_WORDS),
                 frames=oracle == "recompiles", seed="rand" in text, options=options)
@@ -149,10 +154,14 @@ def _about(finding: Finding | None, spec: CompileSpec, meta: dict[str, Any], not
 def render_repro(case: Case, finding: Finding | None, spec: CompileSpec, meta: dict, note: str = "") -> str:
     """The pasteable repro for `finding` (None: a seed scenario, checked on its outputs)."""
     check, renderable = _check_lines(case, finding)
+    try:
+        plan = plan_for(case, finding, spec)
+    except Unrenderable as e:
+        check, renderable = UNRENDERABLE.format(why=str(e).replace('"', "'")).splitlines(), False
+        plan = plan_for(case, None, spec)
     meta = dict(meta)
     if not renderable:
         meta["check"] = "dynfuzz"
-    plan = plan_for(case, finding, spec)
     title = str(meta.get("title") or (finding.title if finding is not None else "dynfuzz repro"))
     return fill(title=title, about=_about(finding, spec, meta, note), meta=meta, source=case.source,
                 eager_source=case.eager_source, entry=case.entry, backend=spec.backend, device=spec.device,
@@ -233,6 +242,8 @@ def verify_repro(path: Path, spec: CompileSpec, timeout: float = 120) -> str:
                "--backend", spec.backend, "--device", spec.device]
         if spec.fullgraph:
             cmd.append("--fullgraph")
+        if spec.guards or meta.get("oracle") == "guards":
+            cmd.append("--guards")
         return _run_verdict(cmd, timeout, script=False)
     return _run_verdict([sys.executable, str(path)], timeout, script=True)
 

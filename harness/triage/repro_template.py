@@ -62,6 +62,7 @@ class Plan:
     frames: bool = False
     seed: bool = False
     options: dict[str, Any] = field(default_factory=dict)
+    perturb: list[str] = field(default_factory=list)  # lines run before the second call (guard perturbations)
 
 
 def literal(text: str | None) -> str:
@@ -94,6 +95,9 @@ def calls_block(plan: Plan, device: str) -> str:
     if plan.between and not single:
         lines.append(f"{pad}if call:\n{pad}    ns[\"between\"](call)")
     lines.append(f'{pad}args = ns["inputs"]("{device}", {index})')
+    if plan.perturb and not single:
+        lines.append(f"{pad}if call:  # the change the finding made before the second call")
+        lines += [f"{pad}    {p}" for p in plan.perturb]
     body = ["out = fn(*args)"] + (["backward(out)"] if plan.backward else [])
     if plan.catch:
         lines.append(f"{pad}try:")
