@@ -1,4 +1,4 @@
-"""Durations on the command line: `30s`, `10m`, `2h`, `1h30m`, or plain seconds."""
+"""Durations and sizes on the command line: `30s`, `10m`, `2h`, `1h30m`, or plain seconds; `4G`, `512M`."""
 from __future__ import annotations
 
 import re
@@ -25,3 +25,21 @@ def parse_duration(text: str) -> float:
     if total <= 0:
         raise UsageError(f"budget must be positive: {text!r}")
     return total
+
+
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?")
+_SIZE_UNIT = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def parse_size(text: str) -> int | None:
+    """Bytes in `text` (`512M`, `4G`, `4GiB`, plain bytes); None for `off`/`none`; UsageError otherwise."""
+    raw = str(text).strip().lower()
+    if raw in ("off", "none", "0"):
+        return None
+    m = _SIZE.fullmatch(raw)
+    if not m:
+        raise UsageError(f"malformed size {text!r} (use e.g. 4G, 512M, or off)")
+    size = int(float(m.group(1)) * _SIZE_UNIT[m.group(2)])
+    if size < 256 << 20:
+        raise UsageError(f"size {text!r} is too small: a worker needs at least 256M to import torch")
+    return size

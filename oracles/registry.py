@@ -1,6 +1,7 @@
 """The oracle table: each oracle is `(case, observations, trace) -> list[Finding]` and never raises."""
 from __future__ import annotations
 
+import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -32,7 +33,8 @@ def run_oracles(case: Any, obs: Observations, trace: Any = None, only: tuple[str
             found.extend(fn(case, obs, trace))
         except Exception as e:  # an oracle bug must never lose the case
             found.append(finding("harness", "oracle-error", f"oracle {name} raised {type(e).__name__}: {e}",
-                                 f"{name}:{type(e).__name__}", severity="info"))
+                                 f"{name}:{type(e).__name__}", severity="info",
+                                 details=(traceback.format_exc()[-6000:],)))
     return found
 
 

@@ -59,6 +59,7 @@ def _workflow_commands() -> list[list[str]]:
     commands = []
     for wf in sorted((Path(__file__).parents[1] / ".github" / "workflows").glob("*.yml")):
         text = re.sub(r"\\\n\s*", " ", wf.read_text())
+        text = re.sub(r'"?\$\{\w+\[@\]\}"?', "", text)  # a bash array of optional flags
         text = re.sub(r"\$\{\{[^}]*\}\}", "1", text).replace('"$f"', "x.py").replace("$f", "x.py")
         for line in text.splitlines():
             m = re.search(r"\bdynfuzz (fuzz|gate|replay|minimize|sample|check)\b[^|;>&]*", line)
@@ -85,3 +86,109 @@ def test_workflows_run_the_test_suite_before_the_gate_or_campaign():
         first_dynfuzz = min(text.index(k) for k in ("dynfuzz gate --", "dynfuzz fuzz --") if k in text)
         assert "python -m pytest" in text[:first_dynfuzz], wf
         assert "|| true" not in text, wf
+
+
+# ---- a campaign never dies of its own errors --------------------------------------------------------
+
+_OK = """
+import torch
+def f(x):
+    return x.sin() + 1
+def inputs(device, call=0):
+    return (torch.linspace(-1, 1, 4, device=device),)
+"""
+
+
+def _campaign(tmp_path, sources, workers=0, **config):
+    """A campaign over hand-written programs: draw number i gets `sources[i]` (an exception is raised)."""
+    from dynfuzz.run import campaign as campaign_mod
+    from dynfuzz.run.campaign import Campaign, CampaignConfig
+    from dynfuzz.run.compilers import CompileSpec
+
+    def draw(seed, families=()):
+        src = sources[draw.calls % len(sources)]
+        draw.calls += 1
+        if isinstance(src, BaseException):
+            raise src
+        return Case(textwrap.dedent(src), seed=seed, families=families, tags=frozenset({"hand"}))
+
+    draw.calls = 0
+    config.setdefault("max_cases", len(sources))
+    cfg = CampaignConfig(budget=config.pop("budget", 120), out=tmp_path / "out", workers=workers,
+                         spec=CompileSpec(compiler="identity"), progress=False, **config)
+    original = campaign_mod.draw_case
+    campaign_mod.draw_case = draw
+    try:
+        return Campaign(cfg).run(), cfg.out
+    finally:
+        campaign_mod.draw_case = original
+
+
+def _errors(out, kind):
+    return sorted((out / "harness-errors").glob(f"{kind}-*.txt"))
+
+
+def test_a_generator_exception_is_a_harness_error_and_the_campaign_goes_on(tmp_path):
+    summary, out = _campaign(tmp_path, [_OK, ValueError("empty choice in _branch_locals"), _OK])
+    assert summary["cases"] == 2
+    assert summary["harness_errors"] == {"generator": 1}
+    assert summary["findings"] == 0 and "harness" not in summary["by_oracle"]
+    (record,) = _errors(out, "generator")
+    text = record.read_text()
+    assert "ValueError: empty choice in _branch_locals" in text and "dynfuzz sample --case-seed" in text
+
+
+def test_an_inputs_failure_is_an_invalid_case_not_a_finding(tmp_path):
+    broken = _OK.replace("return (torch.linspace(-1, 1, 4, device=device),)",
+                         "return (torch.ones(2, 3, 4).t(),)")
+    summary, out = _campaign(tmp_path, [broken, _OK])
+    assert summary["cases"] == 2 and summary["findings"] == 0
+    assert summary["harness_errors"] == {"invalid-case": 1}
+    assert "inputs('cpu', 0) raised RuntimeError" in _errors(out, "invalid-case")[0].read_text()
+
+
+def test_an_oracle_exception_is_a_harness_error_with_its_traceback(tmp_path, monkeypatch):
+    from dynfuzz.oracles.registry import ORACLES
+
+    def broken(case, obs, trace=None):
+        return [][0]
+
+    monkeypatch.setitem(ORACLES, "broken-for-test", broken)
+    summary, out = _campaign(tmp_path, [_OK])
+    assert summary["harness_errors"] == {"oracle": 1}
+    assert summary["findings"] == 0 and summary["unique_findings"] == []
+    assert "IndexError" in _errors(out, "oracle")[0].read_text()
+
+
+def test_a_snapshot_failure_is_a_harness_error(tmp_path, monkeypatch):
+    from dynfuzz.run import execute
+
+    def take(*args, **kwargs):
+        raise RecursionError("snapshot went too deep")
+
+    monkeypatch.setattr(execute, "take", take)
+    summary, out = _campaign(tmp_path, [_OK])
+    assert summary["harness_errors"] == {"snapshot": 1} and summary["findings"] == 0
+    assert "RecursionError: snapshot went too deep" in _errors(out, "snapshot")[0].read_text()
+
+
+def test_harness_error_records_are_bounded_but_counts_exact(tmp_path):
+    from dynfuzz.run.harness_errors import HarnessError, HarnessErrorLog
+
+    log = HarnessErrorLog(tmp_path, per_kind=3)
+    for seed in range(10):
+        log.record(HarnessError("generator", "boom"), seed)
+    assert log.summary() == {"generator": 10}
+    assert len(list(tmp_path.glob("generator-*.txt"))) == 3
+
+
+def test_torch_log_lines_are_captured_not_printed(capfd):
+    import logging
+
+    from dynfuzz.run.torch_logs import capture
+
+    logger = logging.getLogger("torch._dynamo.convert_frame")
+    with capture() as log:
+        logger.error("E1122 a Dynamo internal error with a Traceback")
+    assert "E1122 a Dynamo internal error" in log.text
+    assert "E1122" not in capfd.readouterr().err

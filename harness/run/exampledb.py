@@ -26,6 +26,7 @@ from pathlib import Path
 from dynfuzz.errors import UsageError
 from dynfuzz.generators.case import Case, redraw
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase, choices_from_bytes, choices_to_bytes
+from hypothesis.errors import StopTest
 
 CONNECT_TIMEOUT = 4.0  # per connection attempt; a check makes at most two, inside the 10 s promised to users
 SOCKET_TIMEOUT = 5.0
@@ -131,7 +132,8 @@ class FindingsDB:
                 continue
             try:
                 cases.append(redraw(tuple(choices), self.families))
-            except Exception:  # generators changed since the entry was saved: it no longer draws
+            except (Exception, StopTest):  # generators changed since it was saved: it no longer draws (StopTest,
+                # a BaseException, when the saved choices run out mid-draw)
                 try:
                     self.db.delete(self.key, blob)
                 except _db_errors():

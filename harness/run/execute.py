@@ -17,10 +17,12 @@ import sys
 import time
 import traceback
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
+from dynfuzz.errors import InvalidCase, SnapshotError
 from dynfuzz.oracles.model import CallRecord, ExcInfo, Observation
 from dynfuzz.oracles.snapshot import take, take_tracked
 from dynfuzz.run.compilers import Compiler, with_dynamo_config
@@ -63,8 +65,17 @@ def program_state(ns: dict[str, Any]) -> dict[str, Any]:
             if not k.startswith("__") and k not in PLAN_NAMES and not isinstance(v, ModuleType)}
 
 
+# Failed allocations seen since the last clear(), for run/isolation.py: under --worker-memory they mean the
+# case hit dynfuzz's limit (a harness error), whichever mode raised them and whatever the oracles made of it.
+memory_errors: list[str] = []
+
+
 def exc_info(e: BaseException) -> ExcInfo:
     """Reduce a live exception to a picklable ExcInfo: type, message, cause chain, innermost torch frame."""
+    from dynfuzz.run.isolation import is_memory_error
+
+    if is_memory_error(e):
+        memory_errors.append(f"{type(e).__name__}: {str(e)[:200]}")
     causes, seen, cur = [], set(), e.__cause__ or e.__context__
     while cur is not None and id(cur) not in seen:
         seen.add(id(cur))
@@ -97,7 +108,17 @@ def observe(source: str, entry: str, device: str, compiler: Compiler | None, mod
     return obs
 
 
+@contextmanager
+def _snapshot_errors(when: str) -> Iterator[None]:
+    try:
+        yield
+    except Exception as e:
+        raise SnapshotError(f"snapshot {when} raised {type(e).__name__}: {e}") from e
+
+
 def _run_plan(ns, entry, device, compiler, obs, keep_live) -> None:
+    if entry not in ns or "inputs" not in ns:
+        raise InvalidCase(f"the program defines no {entry if entry not in ns else 'inputs'}()")
     fn = ns[entry]
     options = dict(ns.get("COMPILE_OPTIONS", {}))
     obs.extra["compile_options"] = options
@@ -114,8 +135,12 @@ def _run_plan(ns, entry, device, compiler, obs, keep_live) -> None:
                 between_value = ns["between"](i)
             except Exception as e:
                 between_error = exc_info(e)
-        args = ns["inputs"](device, i)
-        before, known = take_tracked({"args": args, "state": program_state(ns)})
+        try:
+            args = ns["inputs"](device, i)
+        except Exception as e:  # the same in every mode: the program is unusable, not a torch divergence
+            raise InvalidCase(f"inputs({device!r}, {i}) raised {type(e).__name__}: {e}") from e
+        with _snapshot_errors("before the call"):
+            before, known = take_tracked({"args": args, "state": program_state(ns)})
         error, out = None, None
         start = time.perf_counter()
         with warnings.catch_warnings():
@@ -129,8 +154,9 @@ def _run_plan(ns, entry, device, compiler, obs, keep_live) -> None:
         obs.torch_seconds += seconds
         if i == 0:
             obs.first_call_seconds = seconds
-        state = take({"args": args, "out": out, "state": program_state(ns), "between": between_value},
-                     known_tensors=known)
+        with _snapshot_errors("after the call"):
+            state = take({"args": args, "out": out, "state": program_state(ns), "between": between_value},
+                         known_tensors=known)
         obs.calls.append(CallRecord(i, error, state, before, out if keep_live else None,
                                     args if keep_live else None, between_error, seconds,
                                     compiler.frames() if compiler else 0, backward_error))
