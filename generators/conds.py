@@ -458,4 +458,4 @@ def illegal_cond(draw, b):
 
 
 # The family's other constructs register their fragments on import (they use the helpers above).
-from . import conds_unbacked  # noqa: E402,F401  isort: skip
+from . import conds_closures, conds_unbacked  # noqa: E402,F401  isort: skip

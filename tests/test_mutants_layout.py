@@ -70,3 +70,9 @@ def test_out_resize_names_only_mutant_is_found_by_out_alias_reads(tmp_path):
     found = wrong_values(campaign(tmp_path, "resizes", 40, 3, "out-resize-names-only", OLDER_RESIZES))
     assert found
     assert not wrong_values(unmutated(tmp_path, "resizes", 40, 3, OLDER_RESIZES))
+
+
+@pytest.mark.slow
+def test_cond_closure_mutant_is_found_by_the_cond_closures_construct_only(tmp_path):
+    assert wrong_values(campaign(tmp_path, "conds", 20, 4, "cond-closure-by-metadata"))
+    assert not wrong_values(campaign(tmp_path, "conds", 20, 4, "cond-closure-by-metadata", disable="cond-closures"))
