@@ -100,3 +100,26 @@ def test_campaign_files_by_bucket_and_marks_unminimized(tmp_path):
     files = {u["file"] for u in summary["unique_findings"] if u["file"]}
     assert files and all("/examples/" in path for path in files)
     assert json.loads((out / "summary.json").read_text())["bugs"] == summary["bugs"]
+
+
+def test_a_change_that_only_leads_to_the_bug_is_not_named_as_its_perturbation():
+    armed = '''
+import torch
+ARMED = False
+def f(x, s):
+    if not ARMED:
+        return x
+    s.add(3)
+    return x + 1
+def between(call):
+    global ARMED
+    ARMED = True
+def inputs(device, call=0):
+    return (torch.zeros(2, device=device), {1})
+'''
+    case, f, spec = _finding(armed, "drop-set-arg-mutation")
+    assert f.call == 1
+    e = explain(case, f, spec)
+    assert e.key == "effects/lost-effect: set argument .add", "compiled on the changed state it diverges too"
+    swap_key = explain(*_finding(METHOD_SWAP, "stale-class-attr")).key
+    assert swap_key.endswith(" after plain class method ="), "a missing guard keeps its perturbation"

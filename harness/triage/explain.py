@@ -110,10 +110,11 @@ def _enables(case: Case, c: Construct, finding: Finding, cls: str, compiler: Com
     from dynfuzz.run.judge import judge
 
     source = c.fresh(case.source)
-    if source is None or case.eager_source is not None:
+    eager_source = c.fresh(case.eager_source) if case.eager_source is not None else None
+    if source is None or (case.eager_source is not None and eager_source is None):
         return False
     try:
-        result = judge(replace(case, source=source, choices=()), compiler, spec)
+        result = judge(replace(case, source=source, eager_source=eager_source, choices=()), compiler, spec)
     except Exception:
         return False
     return any(f.oracle == finding.oracle and divergence_class(f) == cls for f in result.findings)
