@@ -25,6 +25,11 @@ from .resizes_targets import Target, emit_through, like, make_target, state
 OPS = {"out": out_op, "meta": meta_op, "data": data_op}
 
 
+def has_grad(b: Builder) -> bool:
+    """Whether the program has a grad leaf (then a cond result, say, may require grad untracked)."""
+    return any(p.tensor is not None and p.tensor.requires_grad for p in b.params)
+
+
 # ---- the fragments -------------------------------------------------------------------
 
 
@@ -39,7 +44,7 @@ def mutate(draw, b: Builder, family_op: str, want: str | None = None) -> Target:
     dev = ir.Name("t") if in_closure else like(b)
 
     def make_op(path: ir.Expr, pool: list[TensorVar]) -> OpResult:
-        return OPS[family_op](draw, OpSite(target, path, pool, dev, input_names, noncontig))
+        return OPS[family_op](draw, OpSite(target, path, pool, dev, input_names, noncontig, has_grad(b)))
 
     shape_before = var.shape
     result = emit_through(draw, b, target, make_op)

@@ -45,6 +45,7 @@ class OpSite:
     like: ir.Expr
     input_names: tuple[str, ...] = ()
     noncontig: bool = False
+    grad: bool = False  # the program has a grad leaf: any tensor may require grad, and out= ops refuse those
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -256,6 +257,7 @@ def out_op(draw, site: OpSite) -> OpResult:
 
     def operand(v: TensorVar) -> tuple[ir.Expr, float]:
         expr, bound = tensor_ops.squash(v)
+        expr = ir.method(expr, "detach") if site.grad else expr
         return (expr, bound) if safe_src else (ir.BinOp(expr, "*", ir.Const(0.5)), bound * 0.5)
 
     def result(stmt: ir.Stmt, src: TensorVar, shape: tuple[int, ...], bound: float, how: str) -> OpResult:

@@ -42,6 +42,8 @@ def _holder(b: Builder, kind: str, y: ir.Name) -> ir.Expr:
 def _write(draw, b: Builder, path: ir.Expr, src: TensorVar) -> tuple[tuple[int, ...], float, str]:
     """`torch.<op>(src, out=path)`: the tensor's new shape and bound, and the op's tag."""
     operand, bound = tensor_ops.squash(src)
+    if any(p.tensor is not None and p.tensor.requires_grad for p in b.params):
+        operand = ir.method(operand, "detach")  # out= refuses an operand that requires grad
     if src.shape and prod(src.shape) and integer(draw, 0, 2) == 0:
         dim = integer(draw, 0, len(src.shape) - 1)
         b.emit(ir.ExprStmt(ir.Call(ir.dotted("torch.sum"), (operand, ir.Const(dim)), (("out", path),))))

@@ -322,3 +322,17 @@ def _tensors(value):
             yield from _tensors(v)
     elif hasattr(value, "__dict__") and not isinstance(value, type):
         yield from _tensors(vars(value))
+
+
+def test_out_ops_never_take_an_operand_that_requires_grad():
+    """Seeds 79 and 193 of the default mix (`sample -n 2000 --seed 0`): a cond result that requires grad
+    (its operand was a grad leaf) became an `out=` operand, which torch refuses."""
+    checked = 0
+    for i in range(400):
+        case = draw_case(case_seed(37, i), ("conds", "resizes"))
+        if "requires-grad" not in case.tags or not {"out-variant", "out-alias"} & case.tags:
+            continue
+        checked += 1
+        obs = observe(case.eager_source or case.source, case.entry, "cpu", None, "eager")
+        assert obs.setup_error is None and not [c.error for c in obs.calls if c.error], case.seed
+    assert checked >= 5
