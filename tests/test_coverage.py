@@ -8,7 +8,8 @@ import textwrap
 
 import pytest
 from dynfuzz.cli import main
-from dynfuzz.run.coverage import Collector, CoverageSpec, Tracker, finish, functions, package_dir, reachable
+from dynfuzz.run.coverage import (Collector, CoverageSpec, Tracker, finish, functions, other_python_opcode, package_dir,
+                                  reachable)
 
 PKG = "dynfuzz_cov_probe"
 
@@ -88,6 +89,9 @@ def test_reachable_excludes_tooling_and_other_packages():
     assert not reachable("torch/_dynamo/repro/after_aot.py")
     assert not reachable("torch/_dynamo/backends/cudagraphs.py")
     assert not reachable("torch/_inductor/lowering.py")
+    assert other_python_opcode("InstructionTranslatorBase.SETUP_LOOP")  # Python <= 3.7 only
+    assert not other_python_opcode("InstructionTranslatorBase.LOAD_FAST")
+    assert not other_python_opcode("GuardBuilder.TYPE_MATCH")  # not a bytecode handler
 
 
 def test_package_dir_does_not_import(monkeypatch):

@@ -16,6 +16,7 @@ on 3.11 its C tracer.
 from __future__ import annotations
 
 import ast
+import dis
 import importlib.util
 import json
 import os
@@ -31,6 +32,7 @@ DEFAULT_SCOPES = ("torch._dynamo",)
 FRONTEND = ("symbolic_convert.py", "side_effects.py", "guards.py", "variables/", "output_graph.py",
             "bytecode_transformation.py")
 
+# Also out of reach: handlers of opcodes this Python does not have (`other_python_opcode`).
 # Out of reach by design for a single-process CPU fuzzer of the front end with the eager/aot_eager/inductor
 # backends: minifier and repro tooling, backends other than the registry and the debugging (eager) ones,
 # distributed, compiled autograd, test utilities, export/packaging/precompile, profilers and debuggers.
@@ -252,17 +254,34 @@ def _report(spec: CoverageSpec, executed: dict[str, set[int]], static: StaticCac
             files[rel] = {"lines": len(entry["statements"]), "covered": covered,
                           "percent": round(100.0 * covered / len(entry["statements"]), 2)}
             inner = rel[len("torch/_dynamo/"):] if rel.startswith("torch/_dynamo/") else None
-            if inner is not None and inner.startswith(FRONTEND):
-                never[rel] = [f"{name}:{line}" for name, line, own in entry["functions"] if not ran.intersection(own)]
+            if inner is None:
+                continue
+            foreign = [(name, line, own) for name, line, own in entry["functions"] if other_python_opcode(name)]
+            unreachable = set().union(*(own for _, _, own in foreign)).intersection(entry["statements"]) - ran
+            files[rel]["other_python"] = len(unreachable)
+            if inner.startswith(FRONTEND):
+                never[rel] = [f"{name}:{line}" for name, line, own in entry["functions"]
+                              if not ran.intersection(own) and not other_python_opcode(name)]
     return {
         "scopes": list(spec.scopes),
         "core": core_name(),
         "totals": _totals(files.values()),
-        "reachable": {**_totals(v for k, v in files.items() if reachable(k)),
-                      "excluded": list(OUT_OF_REACH)} if any(k.startswith("torch/_dynamo/") for k in files) else None,
+        "reachable": {**_totals(({**v, "lines": v["lines"] - v.get("other_python", 0)}
+                                 for k, v in files.items() if reachable(k))),
+                      "excluded": list(OUT_OF_REACH),
+                      "other_python_statements": sum(v.get("other_python", 0) for k, v in files.items()
+                                                     if reachable(k))}
+        if any(k.startswith("torch/_dynamo/") for k in files) else None,
         "files": files,
         "never_entered": never,
     }
+
+
+def other_python_opcode(qualname: str) -> bool:
+    """A bytecode handler (`InstructionTranslatorBase.SETUP_LOOP`) for an opcode this Python does not have:
+    unreachable here, so it is neither "never entered" nor part of the reachable statements."""
+    owner, _, name = qualname.rpartition(".")
+    return "Translator" in owner and name.isupper() and name.replace("_", "").isalnum() and name not in dis.opmap
 
 
 def reachable(rel: str) -> bool:
