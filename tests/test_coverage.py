@@ -8,8 +8,16 @@ import textwrap
 
 import pytest
 from dynfuzz.cli import main
-from dynfuzz.run.coverage import (Collector, CoverageSpec, Tracker, finish, functions, other_python_opcode, package_dir,
-                                  reachable)
+from dynfuzz.run.coverage import (
+    Collector,
+    CoverageSpec,
+    Tracker,
+    finish,
+    functions,
+    other_python_opcode,
+    package_dir,
+    reachable,
+)
 
 PKG = "dynfuzz_cov_probe"
 
