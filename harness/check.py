@@ -21,14 +21,21 @@ def check_source(source: str, spec: CompileSpec | None = None, entry: str = "f")
     return list(judge(Case(source=source, entry=entry), make_compiler(spec), spec).findings)
 
 
-def check(path: Path, spec_for: Callable[[dict], CompileSpec]) -> int:
-    """Print the findings for one program; exit code 1 if torch diverges, 0 if not (or the case is skipped).
+def check(path: Path | None, spec_for: Callable[[dict], CompileSpec], case: Case | None = None) -> int:
+    """Print the findings for one program (a file, or a redrawn `case`); exit code 1 if torch diverges, 0 if
+    not (or the case is skipped), 2 if the program is unusable (its inputs() raised).
 
     `spec_for(meta)` turns the file's saved metadata into the compile spec (flags given win)."""
-    saved = read_program(path)
-    spec = spec_for(saved.meta)
-    result = judge(saved.case, make_compiler(spec), spec)
-    print(f"{path}: {spec.describe()}")
+    from dynfuzz.errors import InvalidCase, UsageError
+
+    saved = read_program(path) if case is None else None
+    spec = spec_for(saved.meta if saved else {})
+    case = saved.case if saved else case
+    try:
+        result = judge(case, make_compiler(spec), spec)
+    except InvalidCase as e:
+        raise UsageError(f"{path or f'case seed {case.seed}'}: {e}") from None
+    print(f"{path or f'case seed {case.seed}'}: {spec.describe()}")
     if result.skipped:
         print(f"skipped: {result.skipped} (a deliberate refusal, correct behaviour)")
     for f in result.findings:

@@ -161,6 +161,8 @@ def _scale_options(args) -> dict:
             open_database(database, args.db_expire)  # reachable now, within the client's timeouts
         else:
             database = Path(database)
+            if database.exists() and not database.is_dir():
+                raise UsageError(f"--db {database} is a file; it must be a directory (or a redis:// URL)")
     if args.ray is not None:
         from dynfuzz.run.cluster import check_address
 
@@ -194,13 +196,30 @@ def cmd_sample(args) -> int:
 
     if args.n < 0:
         raise UsageError("-n must not be negative")
-    return sample(args.n, args.seed, _families(args.family), stats=args.stats, as_json=args.json)
+    return sample(args.n, args.seed, _families(args.family), stats=args.stats, as_json=args.json,
+                  case_seeds=tuple(args.case_seed or ()))
 
 
 def cmd_check(args) -> int:
     from dynfuzz.check import check
 
+    if (args.file is None) == (args.case_seed is None):
+        raise UsageError("check takes a FILE.py or --case-seed N (one of them)")
+    if args.case_seed is not None:
+        return _check_case_seed(args)
     return check(Path(args.file), lambda meta: _fill_spec_from(args, meta))
+
+
+def _check_case_seed(args) -> int:
+    """`dynfuzz check --case-seed N [--family F]...`: redraw exactly that case of a campaign and judge it."""
+    from dynfuzz.check import check
+    from dynfuzz.sample import draw_or_report
+
+    families = _families(args.family)
+    case = draw_or_report(args.case_seed, families)
+    if case is None:
+        return 3
+    return check(None, lambda meta: _fill_spec_from(args, meta), case=case)
 
 
 def _fill_spec_from(args, meta: dict) -> CompileSpec:
@@ -373,7 +392,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None)
     p.add_argument("--fail-on-finding", action="store_true", help="exit 1 when any unique finding was saved")
     _add_minimize_flags(p)
-    p.add_argument("--db", default=".hypothesis/examples",
+    p.add_argument("--db", default=os.environ.get("DYNFUZZ_DB", ".hypothesis/examples"),
                    help="Hypothesis example database: a directory, or redis://HOST:PORT[/N] shared by shards and "
                         "nights (needs dynfuzz[redis]); findings saved, replayed first next run")
     p.add_argument("--db-expire", type=float, default=30.0, metavar="DAYS",
@@ -403,10 +422,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--family", action="append")
     p.add_argument("--stats", action="store_true", help="coverage and validity instead of programs")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--case-seed", type=int, action="append", metavar="N",
+                   help="print exactly the case with this seed, as a campaign drew it (repeatable; every finding "
+                        "and harness-error record names its case seed)")
     p.set_defaults(func=cmd_sample)
 
     p = sub.add_parser("check", help="run the oracles on one saved or hand-written program")
-    p.add_argument("file")
+    p.add_argument("file", nargs="?", default=None)
+    p.add_argument("--case-seed", type=int, default=None, metavar="N",
+                   help="instead of a file: redraw the campaign case with this seed (every record names it)")
+    p.add_argument("--family", action="append", help="with --case-seed: the campaign's families (repeatable)")
     _add_compile_flags(p, defaults=False)
     p.set_defaults(func=cmd_check)
 

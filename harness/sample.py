@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from dynfuzz.generators import case_seed, draw_case
 from dynfuzz.run.execute import observe
+from hypothesis.errors import StopTest
 
 
 def intended(case, obs) -> bool:
@@ -27,44 +28,89 @@ def intended(case, obs) -> bool:
     return case.intended_error is not None and all(e.type == case.intended_error for e in errors)
 
 
-def sample(n: int, seed: int, families: tuple[str, ...], stats: bool, as_json: bool) -> int:
+def draw_or_report(seed: int, families: tuple[str, ...]):
+    """`draw_case(seed)`, or None after printing the generator's traceback (a generator bug, reproduced)."""
+    import sys
+    import traceback
+
+    try:
+        return draw_case(seed, families)
+    except (Exception, StopTest) as e:
+        print(f"# seed {seed}: drawing the program raised {type(e).__name__} (a dynfuzz generator bug)",
+              file=sys.stderr)
+        traceback.print_exception(e, file=sys.stderr)
+        return None
+
+
+def sample(n: int, seed: int, families: tuple[str, ...], stats: bool, as_json: bool,
+           case_seeds: tuple[int, ...] = ()) -> int:
+    """Print `n` programs of the stream of `seed` (or exactly the cases `case_seeds`), or with `stats` their
+    coverage and validity. Exit 3 when a `--case-seed` does not draw (its traceback is printed)."""
+    if case_seeds:
+        cases = [draw_or_report(s, families) for s in case_seeds]
+        if any(c is None for c in cases):
+            return 3
+        _print_cases(cases, as_json)
+        return 0
     if not stats:
         cases = [draw_case(case_seed(seed, i), families) for i in range(n)]
-        if as_json:
-            print(json.dumps([{"seed": c.seed, "tags": sorted(c.tags), "source": c.source} for c in cases], indent=1))
-        else:
-            for c in cases:
-                print(f"# ---- seed {c.seed}  tags: {', '.join(sorted(c.tags))}")
-                print(c.source)
+        _print_cases(cases, as_json)
         return 0
     tags: Counter[str] = Counter()
     gen_ms, valid, invalid_examples = [], 0, []
+    generator_errors = 0
     for i in range(n):
         t = time.perf_counter()
-        case = draw_case(case_seed(seed, i), families)
+        try:
+            case = draw_case(case_seed(seed, i), families)
+        except (Exception, StopTest) as e:  # counted (and shown) as invalid, never the end of the run
+            generator_errors += 1
+            _example(invalid_examples, case_seed(seed, i), f"generator raised {type(e).__name__}: {e}")
+            continue
         gen_ms.append((time.perf_counter() - t) * 1000)
         tags.update(case.tags)
-        obs = observe(case.eager_source or case.source, case.entry, "cpu", None, "eager")
-        if intended(case, obs):
+        try:
+            obs = observe(case.eager_source or case.source, case.entry, "cpu", None, "eager")
+            ok = intended(case, obs)
+        except Exception as e:  # InvalidCase (inputs() raised), SnapshotError, ...
+            _example(invalid_examples, case.seed, f"{type(e).__name__}: {e}")
+            continue
+        if ok:
             valid += 1
-        elif len(invalid_examples) < 3:
+        else:
             err = obs.setup_error or next((c.error for c in obs.calls if c.error), None)
             text = f"{err.type}: {err.message}" if err else f"did not raise {case.intended_error}"
-            invalid_examples.append({"seed": case.seed, "error": text})
+            _example(invalid_examples, case.seed, text)
     result = {
         "n": n,
         "valid_fraction": round(valid / n, 4) if n else 1.0,
         "tags": {t: round(c / n, 4) for t, c in sorted(tags.items())} if n else {},
         "median_generation_ms": round(statistics.median(gen_ms), 3) if gen_ms else 0.0,
+        "generator_errors": generator_errors,
         "families": list(families),
         "invalid_examples": invalid_examples,
     }
     if as_json:
         print(json.dumps(result))
     else:
-        print(f"{n} cases, valid {result['valid_fraction']:.2%}, median generation {result['median_generation_ms']} ms")
+        print(f"{n} cases, valid {result['valid_fraction']:.2%}, median generation {result['median_generation_ms']} ms"
+              + (f", {generator_errors} did not draw" if generator_errors else ""))
         for t, frac in result["tags"].items():
             print(f"  {t:32s} {frac:6.1%}")
         for ex in invalid_examples:
             print(f"  invalid: seed {ex['seed']}: {ex['error']}")
     return 0
+
+
+def _example(examples: list[dict], seed: int | None, text: str) -> None:
+    if len(examples) < 3:
+        examples.append({"seed": seed, "error": text[:300], "redraw": f"dynfuzz sample --case-seed {seed}"})
+
+
+def _print_cases(cases, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps([{"seed": c.seed, "tags": sorted(c.tags), "source": c.source} for c in cases], indent=1))
+        return
+    for c in cases:
+        print(f"# ---- seed {c.seed}  tags: {', '.join(sorted(c.tags))}")
+        print(c.source)

@@ -1,6 +1,8 @@
 """Shared fixtures: compile specs, a judge helper that runs a program text, torch log quieting."""
 from __future__ import annotations
 
+import os
+import tempfile
 import textwrap
 
 import pytest
@@ -8,8 +10,16 @@ import torch
 from dynfuzz.generators.case import Case
 from dynfuzz.run.compilers import CompileSpec, make_compiler, quiet_torch_logs
 from dynfuzz.run.judge import judge
+from hypothesis import settings
 
 quiet_torch_logs()
+
+# Test hygiene: no test reads or writes the repository's own .hypothesis/ database. @given tests use no
+# database, and every campaign a test starts (in-process or through the CLI, which inherits the environment)
+# defaults to a throw-away example database instead of .hypothesis/examples.
+settings.register_profile("dynfuzz-tests", database=None)
+settings.load_profile("dynfuzz-tests")
+os.environ.setdefault("DYNFUZZ_DB", tempfile.mkdtemp(prefix="dynfuzz-test-db-"))
 
 
 def run_source(source: str, compiler: str = "torch", backend: str = "eager", fullgraph: bool = False,

@@ -105,6 +105,51 @@ def test_bad_input_is_one_line_and_exit_2(args, needle):
     assert len(lines) == 1 and needle in lines[0] and "Traceback" not in r.stderr
 
 
+def test_bad_files_are_one_line_and_exit_2(tmp_path):
+    """A non-UTF-8 program, a known-issues file of the wrong structure (file and entry named), a --db that
+    is a file: each one line on stderr, exit 2, never a traceback."""
+    program = tmp_path / "latin1.py"
+    program.write_bytes(b'x = "\xff\xfe"\n')
+    known = tmp_path / "known.toml"
+    known.write_text("[[issue]]\nkey = 3\n")
+    db = tmp_path / "db-file"
+    db.write_text("")
+    cases = [
+        (["check", str(program)], "not UTF-8"),
+        (["fuzz", "--known", str(known), "--cases", "1", "--out", str(tmp_path / "o1")], "issue entry 1: `key`"),
+        (["fuzz", "--db", str(db), "--cases", "1", "--out", str(tmp_path / "o2")], "is a file"),
+        (["check"], "FILE.py or --case-seed"),
+    ]
+    known2 = tmp_path / "known2.toml"
+    known2.write_text("issue = 3\n")
+    cases.append((["fuzz", "--known", str(known2), "--cases", "1", "--out", str(tmp_path / "o3")], "known2.toml"))
+    for args, needle in cases:
+        r = dynfuzz(*args)
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 2 and len(lines) == 1 and needle in lines[0], (args, r.stderr)
+
+
+def test_case_seed_redraws_exactly_the_campaign_case():
+    from dynfuzz.generators.case import case_seed, draw_case
+
+    seed = case_seed(5, 3)
+    r = dynfuzz("sample", "--case-seed", str(seed), "--family", "basic", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)[0]["source"] == draw_case(seed, ("basic",)).source
+    r = dynfuzz("check", "--case-seed", str(seed), "--family", "basic")
+    assert r.returncode in (0, 1) and f"case seed {seed}" in r.stdout, r.stdout + r.stderr  # 1: torch diverged
+
+
+def test_no_test_uses_the_repository_example_database():
+    from hypothesis import settings
+
+    assert settings.default.database is None
+    assert not os.environ["DYNFUZZ_DB"].startswith(str(ROOT))
+    from dynfuzz.cli import build_parser
+
+    assert build_parser().parse_args(["fuzz"]).db == os.environ["DYNFUZZ_DB"]
+
+
 def test_cuda_without_cuda_is_a_usage_error():
     import torch
 

@@ -6,9 +6,9 @@ campaign still ends within its budget plus a small grace.
 """
 from __future__ import annotations
 
-import json
 import textwrap
 
+import pytest
 from dynfuzz.generators.case import Case
 from dynfuzz.oracles.effects import effects
 from dynfuzz.oracles.model import Finding, Observations
@@ -192,3 +192,58 @@ def test_torch_log_lines_are_captured_not_printed(capfd):
         logger.error("E1122 a Dynamo internal error with a Traceback")
     assert "E1122 a Dynamo internal error" in log.text
     assert "E1122" not in capfd.readouterr().err
+
+
+# ---- crash kinds: each saved and counted, the campaign ends in its budget plus a small grace ----------
+
+_ABORT = _OK.replace("    return x.sin() + 1", "    import os\n    os.abort()")
+_SEGFAULT = _OK.replace("    return x.sin() + 1", "    import ctypes\n    return ctypes.string_at(0)")
+_HANG = _OK.replace("    return x.sin() + 1", "    while True:\n        pass")
+_MEMORY_HOG = _OK.replace("    return x.sin() + 1",
+                          "    hog = []\n    while True:\n        hog.append(torch.ones(1 << 26))")
+
+
+@pytest.mark.slow
+def test_abort_segfault_hang_and_memory_exhaustion_are_saved_and_counted(tmp_path):
+    import time
+
+    start = time.monotonic()
+    summary, out = _campaign(tmp_path, [_OK, _ABORT, _SEGFAULT, _HANG, _MEMORY_HOG, _OK], workers=2,
+                             case_timeout=30.0, worker_memory=2 << 30)
+    assert summary["cases"] == 6
+    assert summary["crashes"] == 2 and summary["hangs"] == 1
+    assert summary["harness_errors"] == {"memory-limit": 1}
+    crash_kinds = sorted(u["kind"] for u in summary["unique_findings"])
+    assert crash_kinds.count("crash") >= 1 and "hang" in crash_kinds
+    files = [u["file"] for u in summary["unique_findings"] if u["kind"] == "crash" and u["file"]]
+    assert files and any("os.abort()" in open(f).read() or "string_at" in open(f).read() for f in files)
+    assert "Fatal Python error" in "".join(p.read_text() for p in (out / "workers").glob("w*.log"))
+    assert not list((out / "inflight").glob("*.py"))
+    assert time.monotonic() - start < 300
+
+
+@pytest.mark.slow
+def test_a_case_running_past_the_budget_is_abandoned_within_the_grace(tmp_path):
+    import time
+
+    from dynfuzz.run.campaign import END_GRACE
+
+    start = time.monotonic()
+    summary, out = _campaign(tmp_path, [_HANG], workers=1, budget=3, case_timeout=300.0, max_cases=None)
+    elapsed = time.monotonic() - start
+    assert summary["unfinished"] == 1 and summary["hangs"] == 0 and summary["findings"] == 0
+    assert summary["seconds"] < 3 + END_GRACE + 5, summary["seconds"]
+    assert elapsed < 3 + END_GRACE + 60  # worker start-up included
+    assert list((out / "inflight").glob("*.py"))  # left for --resume
+
+
+def test_worker_memory_flag_parses_and_defaults_sensibly():
+    from dynfuzz.budget import parse_size
+    from dynfuzz.errors import UsageError
+    from dynfuzz.run.isolation import default_worker_memory
+
+    assert parse_size("4G") == 4 << 30 and parse_size("512M") == 512 << 20 and parse_size("off") is None
+    with pytest.raises(UsageError):
+        parse_size("lots")
+    assert default_worker_memory(2, "cuda") is None
+    assert default_worker_memory(2, "cpu") >= 4 << 30

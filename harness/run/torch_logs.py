@@ -43,8 +43,9 @@ def capture(level: int = logging.WARNING) -> Iterator[CapturedLog]:
             saved_levels.append((lg, lg.level))
             lg.setLevel(level)
         for h in lg.handlers:
-            if isinstance(h, logging.StreamHandler) and not isinstance(h, logging.FileHandler) \
-                    and h.stream is not log.buffer:  # a handler shared by several loggers is redirected once
+            # Plain terminal handlers only: torch's own subclasses (LazyTraceHandler for structured traces)
+            # manage their streams themselves and break on a buffer. A shared handler is redirected once.
+            if type(h) is logging.StreamHandler and h.stream is not None and h.stream is not log.buffer:
                 saved_streams.append((h, h.setStream(log.buffer)))
     root = logging.getLogger("torch")
     catch_all = logging.StreamHandler(log.buffer)  # for torch loggers without a handler of their own

@@ -74,8 +74,15 @@ class KnownIssues:
         except tomllib.TOMLDecodeError as e:
             raise UsageError(f"{path}: not valid TOML: {e}") from None
         issues = data.get("issue", [])
+        if not isinstance(issues, list):
+            raise UsageError(f"{path}: `issue` must be an array of tables ([[issue]]), not {type(issues).__name__}")
         entries = {}
-        for item in issues:
+        for n, item in enumerate(issues, 1):
+            if not isinstance(item, dict):
+                raise UsageError(f"{path}: issue entry {n} must be a table ([[issue]]), not {type(item).__name__}")
+            bad = next((k for k in ("key", "signature") if k in item and not isinstance(item[k], str)), None)
+            if bad:
+                raise UsageError(f"{path}: issue entry {n}: `{bad}` must be a string")
             if "signature" not in item and "key" not in item:
                 raise UsageError(f"{path}: every [[issue]] needs a key (run `dynfuzz known --refresh`)")
             if item.get("signature"):

@@ -121,8 +121,9 @@ def plan_for(case: Case, finding: Finding | None, spec: CompileSpec) -> Plan:
         from dynfuzz.oracles.guards import render_perturbation
 
         return Plan(calls=2, catch=True, frames=finding.kind == "over-guard", seed="rand" in text, options=options,
-                    perturb=render_perturbation(finding, case))
+                    perturb=render_perturbation(finding, case), module="torch.cond" in case.source)
     return Plan(calls=calls, between=_defines(case.source, "between"), catch=oracle in _CATCHING,
+                module="torch.cond" in case.source,
                 backward=oracle in ("grads", "effects", "illegal") and any(w in text for w in _GRAD_WORDS),
                 frames=oracle == "recompiles", seed="rand" in text, options=options)
 
@@ -137,17 +138,13 @@ def _check_lines(case: Case, finding: Finding | None) -> tuple[list[str], bool]:
         return UNRENDERABLE.format(why=str(e).replace('"', "'")).splitlines(), False
 
 
-def _about(finding: Finding | None, spec: CompileSpec, meta: dict[str, Any], note: str = "") -> str:
-    first = (finding.details[0] if finding is not None and finding.details else "").replace("\n", " ")[:200]
+def _about(spec: CompileSpec, plan: Plan, meta: dict[str, Any], note: str = "") -> str:
+    """The docstring's body: any note, then the torch version and the compile call the repro makes."""
+    kwargs = ", ".join([f'backend="{spec.backend}"', *(f"{k}={v!r}" for k, v in plan.options.items())])
+    doubled = f" (found with the test double {spec.compiler!r})" if spec.compiler != "torch" else ""
     lines = [note.strip()] if note.strip() else []
-    if first:
-        lines.append(f"Found: {first}")
-    if meta.get("layer"):
-        from dynfuzz.triage.layers import layer_sentence
-
-        lines.append(f"Layer: {layer_sentence(str(meta['layer']))}")
-    lines.append(f"torch {meta.get('torch')}, {spec.describe()}; python repro.py exits 1 while the bug is present, "
-                 "0 once fixed.")
+    lines.append(f"torch {meta.get('torch')}, torch.compile({kwargs}){doubled}: exits 1 while the bug is present, "
+                 f"0 once fixed.")
     return "\n".join(lines)
 
 
@@ -163,7 +160,7 @@ def render_repro(case: Case, finding: Finding | None, spec: CompileSpec, meta: d
     if not renderable:
         meta["check"] = "dynfuzz"
     title = str(meta.get("title") or (finding.title if finding is not None else "dynfuzz repro"))
-    return fill(title=title, about=_about(finding, spec, meta, note), meta=meta, source=case.source,
+    return fill(title=title, about=_about(spec, plan, meta, note), meta=meta, source=case.source,
                 eager_source=case.eager_source, entry=case.entry, backend=spec.backend, device=spec.device,
                 plan=plan, config=dynamo_config(case), check=check)
 
@@ -313,6 +310,8 @@ def read_program(path: Path) -> SavedProgram:
         text = Path(path).read_text()
     except OSError as e:
         raise UsageError(f"cannot read {path}: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise UsageError(f"{path}: not UTF-8 text (byte {e.start}): a program file must be UTF-8 Python") from None
     try:
         tree = ast.parse(text, str(path))
     except SyntaxError as e:
