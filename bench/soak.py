@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 
 import psutil
-
 from dynfuzz.budget import parse_duration
 
 
