@@ -75,7 +75,7 @@ class SyntheticRunner(cluster.CaseRunner):
         self.result = judge(self.case, self.compiler, spec)
 
     def run_block(self, items):
-        return self.node, [(lane, self.case, "done", self.result) for lane, _ in items]
+        return self.node, 0.0, [(lane, self.case, "done", self.result) for lane, _ in items]
 
 
 def measure_driver(cases: int, compiler: str, tmp: Path, actors: int = 2, inflight: bool = True) -> dict:
@@ -127,11 +127,15 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=8.0, help="cases/s of one real worker, for the estimate")
     parser.add_argument("--backend", default="eager")
     parser.add_argument("--skip", default="", help="comma-separated: local, ray, driver")
+    parser.add_argument("--block", type=int, default=16,
+                        help="cases per Ray call for the synthetic driver runs (real runs size blocks to ~2 s of work)")
     parser.add_argument("--json", default=None, help="also write the numbers here")
     args = parser.parse_args()
     skip = set(args.skip.split(","))
+
     spec = CompileSpec(backend=args.backend)
-    report: dict = {"cpus": os.cpu_count(), "load_average_before": os.getloadavg()}
+    report: dict = {"cpus": os.cpu_count(), "load_average_before": os.getloadavg(),
+                    "block": args.block}
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         if "local" not in skip:
@@ -139,9 +143,11 @@ def main() -> int:
         if "ray" not in skip:
             report["ray"] = measure_ray(args.seconds, spec, tmp)
         if "driver" not in skip:
+            cluster.RayPool.fixed_block = args.block  # synthetic cases take no time: pin the block size
             clean = measure_driver(args.driver_cases, "identity", tmp)
             bare = measure_driver(args.driver_cases, "identity", tmp, inflight=False)
             found = measure_driver(args.driver_cases, "perturb-output", tmp)
+            cluster.RayPool.fixed_block = None
             per_finding = ((found["driver_cpu_seconds"] - clean["driver_cpu_seconds"])
                            / max(found["findings"], 1))
             workers = 1 / (clean["cpu_us_per_case"] * 1e-6 * args.rate)

@@ -130,23 +130,23 @@ def _kill_an_actor_midway(monkeypatch, lose_node: bool) -> dict:
 @pytest.mark.ray
 def test_a_campaign_survives_an_actor_killed_midway_and_counts_every_case_once(ray_cluster, tmp_path, monkeypatch):
     state = _kill_an_actor_midway(monkeypatch, lose_node=False)
-    local = campaign(tmp_path / "local", "perturb-output", 24, ray=None)
-    remote = campaign(tmp_path / "ray", "perturb-output", 24)
-    assert state["killed"] and state["pool"].restarts == 1 and remote["cases"] == 24
-    # the case the actor was running (if the kill landed inside one) ran again on the restarted actor, did
-    # not crash it, and so is a worker-lost harness error, not a crash; its findings stand
-    assert remote["crashes"] == 0 and remote["findings"] == local["findings"]
-    assert _signatures(remote) == _signatures(local)
+    summary = campaign(tmp_path, "identity", 24)
+    assert state["killed"] and state["pool"].restarts == 1
+    assert summary["cases"] == 24 and sum(summary["nodes"].values()) == 24
+    # a case the actor was running when killed ran again on the restarted actor and did not crash it: a
+    # worker-lost harness error at most, never a crash; the identity compiler gives no finding at all
+    assert summary["crashes"] == 0 and summary["findings"] == 0
+    assert summary.get("harness_errors", {}).get("worker-lost", 0) <= 1
 
 
 @pytest.mark.ray
 def test_a_lost_nodes_cases_run_again_elsewhere_and_blame_no_case(ray_cluster, tmp_path, monkeypatch):
     state = _kill_an_actor_midway(monkeypatch, lose_node=True)
-    local = campaign(tmp_path / "local", "perturb-output", 24, ray=None)
-    remote = campaign(tmp_path / "ray", "perturb-output", 24)
-    assert state["killed"] and state["pool"].restarts == 1 and remote["cases"] == 24
-    assert remote["crashes"] == 0 and "worker-lost" not in remote.get("harness_errors", {})
-    assert remote["findings"] == local["findings"] and _signatures(remote) == _signatures(local)
+    summary = campaign(tmp_path, "identity", 24)
+    assert state["killed"] and state["pool"].restarts == 1 and state["pool"].requeued >= 1
+    assert summary["cases"] == 24 and sum(summary["nodes"].values()) == 24
+    assert summary["crashes"] == 0 and summary["findings"] == 0
+    assert "worker-lost" not in summary.get("harness_errors", {})
 
 
 @pytest.mark.ray

@@ -3,9 +3,11 @@
 `RayPool` has the interface of the local `workers.Pool` (idle, busy, submit, collect, close), so the
 campaign loop and its ledger do not know which one runs their cases. What differs is where the work is:
 
-- One actor per CPU of the cluster (per GPU with `--device cuda`, `num_gpus=1` each). Each actor owns a
-  few lanes (slots); the cases the campaign submits to an actor's lanes travel as one block call, and
-  the block's results come back as one batch, so the driver pays per block, not per case.
+- One actor per CPU of the cluster (per GPU with `--device cuda`, `num_gpus=1` each). Each actor owns
+  lanes (slots); the cases the campaign submits to an actor's lanes travel as one block call, and the
+  block's results come back as one batch, so the driver pays per block, not per case. The block size
+  follows the measured time per case (about `BLOCK_SECONDS` of work, 1 to `MAX_BLOCK` cases), and an
+  actor offers two blocks' worth of lanes, so it always has the next block queued.
 - Cases arrive as seeds (see `Campaign._next_case`): the actor draws the program itself, because
   drawing costs about 1 ms, which one driver cannot pay for hundreds of workers. Seeds come from the
   campaign's one seed stream, so a Ray campaign draws the same programs as a local one.
@@ -38,6 +40,8 @@ from dynfuzz.run.compilers import CompileSpec
 from dynfuzz.run.harness_errors import HarnessError
 
 CONNECT_TIMEOUT = 10.0
+BLOCK_SECONDS = 2.0  # work per block: the driver's cost per case falls with the block, latency grows
+MAX_BLOCK = 32
 INSTALL_HINT = "Ray is not installed; install the extra: pip install 'dynfuzz[ray]'"
 
 
@@ -138,11 +142,13 @@ class CaseRunner:
         lane, started = self.current
         return lane, time.monotonic() - started
 
-    def run_block(self, items: list[tuple[int, Case]]) -> tuple[str, list[tuple[int, Case, str, Any]]]:
-        """Run `(lane, case)` items in order; returns this node and `(lane, case, status, payload)` each,
-        with the statuses and payloads of local workers (`isolation.run_case`)."""
+    def run_block(self, items: list[tuple[int, Case]]) -> tuple[str, float, list[tuple[int, Case, str, Any]]]:
+        """Run `(lane, case)` items in order; returns this node, the seconds it took, and
+        `(lane, case, status, payload)` each, with the statuses and payloads of local workers
+        (`isolation.run_case`)."""
         from dynfuzz.run.isolation import run_case
 
+        start = time.monotonic()
         out = []
         for lane, case in items:
             if not case.source:
@@ -156,7 +162,7 @@ class CaseRunner:
             out.append((lane, case, *run_case(case, self.compiler, self.spec)))
             self.current = None
         self.record.unlink(missing_ok=True)
-        return self.node, out
+        return self.node, time.monotonic() - start, out
 
 
 @dataclass
@@ -182,11 +188,14 @@ class RayPool:
     """Ray actors behind the `workers.Pool` interface; results arrive a block at a time."""
 
     runner_class: type = CaseRunner  # benchmarks swap in synthetic runners to measure the driver alone
+    fixed_block: int | None = None  # benchmarks pin the block size; None: it follows the time per case
 
-    def __init__(self, spec: CompileSpec, timeout: float, actors: int | None = None, block: int = 4,
+    def __init__(self, spec: CompileSpec, timeout: float, actors: int | None = None,
                  address: str | None = None) -> None:
         ray = import_ray()
-        self.ray, self.spec, self.timeout, self.block = ray, spec, timeout, block
+        self.ray, self.spec, self.timeout = ray, spec, timeout
+        self.block = self.fixed_block or 2  # small until the first blocks have measured a case
+        self.seconds_per_case: float | None = None
         self.owns_ray = not ray.is_initialized()
         if self.owns_ray:
             env = {k: v for k, v in os.environ.items() if k.startswith("DYNFUZZ_")}
@@ -205,7 +214,7 @@ class RayPool:
         self.remote = remote
         self.actors: list[_Actor] = []
         for a in range(count):
-            lanes = [Lane(a * 2 * block + i, a) for i in range(2 * block)]
+            lanes = [Lane(a * 2 * MAX_BLOCK + i, a) for i in range(2 * MAX_BLOCK)]
             self.actors.append(_Actor(remote.remote(spec), lanes))
         started = ray.get([a.handle.ready.remote() for a in self.actors])
         self.nodes: Counter[str] = Counter({node: 0 for node, _ in started})
@@ -218,7 +227,8 @@ class RayPool:
         return len(self.actors)
 
     def idle(self) -> list[Lane]:
-        return [lane for a in self.actors for lane in a.lanes if lane.case is None]
+        """Free lanes among each actor's first two blocks' worth, round-robin, so cases spread evenly."""
+        return [a.lanes[i] for i in range(2 * self.block) for a in self.actors if a.lanes[i].case is None]
 
     def busy(self) -> list[Lane]:
         return [lane for a in self.actors for lane in a.lanes if lane.case is not None]
@@ -249,7 +259,8 @@ class RayPool:
                 continue
             lanes, _ = actor.calls.pop(ref)
             try:
-                node, results = self.ray.get(ref)
+                node, seconds, results = self.ray.get(ref)
+                self._measure(seconds, len(results))
             except self.ray.exceptions.RayActorError as e:
                 out.extend(self._after_death(actor, lanes, e))
                 continue
@@ -266,6 +277,15 @@ class RayPool:
         self._watch_hangs()
         self._send()
         return out
+
+    def _measure(self, seconds: float, cases: int) -> None:
+        """Follow the time per case (a moving average) and size blocks to about BLOCK_SECONDS of work."""
+        if not cases or self.fixed_block:
+            return
+        per_case = seconds / cases
+        spc = self.seconds_per_case
+        self.seconds_per_case = per_case if spc is None else 0.7 * spc + 0.3 * per_case
+        self.block = max(1, min(MAX_BLOCK, round(BLOCK_SECONDS / max(self.seconds_per_case, 1e-6))))
 
     def _after_death(self, actor: _Actor, lanes: list[Lane], error: Exception) -> list[tuple]:
         """Note [A dead actor's case is a crash, a lost node's cases are not]."""
