@@ -110,3 +110,29 @@ def inplace(draw, b):
     op = choose(draw, ("add_", "mul_", "sub_"))
     b.emit(ir.ExprStmt(ir.method(ir.Name(name), op, ir.Const(2))))
     b.scope.tensors[-1].bound = bound * 2 + 2
+
+
+@fragment("basic", "nested-block", nestable=False)
+def nested_block(draw, b):
+    """A nested function whose body is drawn from the program's nestable fragments, called once.
+
+    Its last tensor and anything its fragments chose to return come back as one tuple, so what the
+    body computed (and the state it touched through cells, globals and objects) reaches the outputs.
+    """
+    if b.depth or not b.nestable:
+        return
+    name, out = b.fresh("block"), b.fresh("nb")
+    returns_before = len(b.returns)
+    with b.nested(name) as scope:
+        for _ in range(1 + integer(draw, 0, 1)):
+            frag = choose(draw, b.nestable)
+            frag.draw(draw, b)
+            b.tag(*frag.tags)
+        last = scope.tensors[-1]
+        inner = b.returns[returns_before:]
+        del b.returns[returns_before:]
+        scope.stmts.append(ir.Return(ir.TupleExpr((last.expr, *inner))))
+    b.emit(ir.Assign(ir.Name(out), ir.call(ir.Name(name))))
+    b.bind(b.fresh("t"), ir.Sub(ir.Name(out), ir.Const(0)), last.shape, last.bound, last.requires_grad)
+    b.returns.extend(ir.Sub(ir.Name(out), ir.Const(i + 1)) for i in range(len(inner)))
+    b.tag("nested-block")

@@ -91,6 +91,7 @@ class Builder:
         self.intended_error: str | None = None  # set by a fragment that draws an illegal-on-purpose construct
         self._counters: dict[str, int] = {}
         self._family_state: dict[str, object] = {}
+        self.nestable: list = []  # the fragments (of this program's table) that may be drawn in a nested body
 
     # ---- names and tags ----
     def fresh(self, prefix: str) -> str:

@@ -47,6 +47,7 @@ def programs(draw, families: tuple[str, ...] = (), max_fragments: int = 4, picke
     table = _table(families)
     featured = [f for f in table if f.family != "basic"] or table
     b = Builder()
+    b.nestable = [f for f in table if f.nestable]
     n_inputs = integer(draw, 1, 2)
     for i in range(n_inputs):
         shape = choose(draw, SHAPES)

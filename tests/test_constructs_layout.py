@@ -95,3 +95,17 @@ def test_the_new_constructs_find_nothing_on_unmodified_torch(family, monkeypatch
         case = draw_case(case_seed(29, i), (family,))
         found += [(case.seed, f.oracle, f.message) for f in judge(case, compiler, spec).findings]
     assert not found, found
+
+
+def test_nested_blocks_draw_only_nestable_fragments_and_run():
+    """`Fragment.nestable` decides what a nested block's body may hold; the block's results reach the output."""
+    from dynfuzz.generators.fragments import REGISTRY
+
+    nestable_tags = {t for frags in REGISTRY.values() for f in frags if f.nestable for t in f.tags}
+    cases = [c for c in (draw_case(case_seed(43, i), ("basic", "effects")) for i in range(600))
+             if "nested-block" in c.tags]
+    assert len(cases) >= 4
+    for case in cases:
+        assert "nb0 = block0()" in case.source and nestable_tags & case.tags
+        obs = observe(case.source, case.entry, "cpu", None, "eager")
+        assert intended(case, obs), case.seed
