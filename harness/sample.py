@@ -20,9 +20,9 @@ def intended(case, obs) -> bool:
     if not errors:
         if case.intended_error is not None and case.eager_source:
             # The plain-Python reference ran cleanly; the program itself (eager torch.cond runs Dynamo) must raise.
-            import torch
+            from dynfuzz.run.torch_compat import reset_dynamo
 
-            torch._dynamo.reset()  # eager torch.cond's compiled branches of earlier programs
+            reset_dynamo()  # eager torch.cond's compiled branches of earlier programs
             return intended(replace(case, eager_source=None), observe(case.source, case.entry, "cpu", None, "eager"))
         return case.intended_error is None
     return case.intended_error is not None and all(e.type == case.intended_error for e in errors)

@@ -247,3 +247,51 @@ def test_worker_memory_flag_parses_and_defaults_sensibly():
         parse_size("lots")
     assert default_worker_memory(2, "cuda") is None
     assert default_worker_memory(2, "cpu") >= 4 << 30
+
+
+# ---- torch internals behind one place ------------------------------------------------------------------
+
+def test_no_torch_internals_outside_torch_compat():
+    """Dynamo's private hooks are reached only through run/torch_compat.py."""
+    import re
+    from pathlib import Path
+
+    harness = Path(__file__).parents[1] / "harness"
+    private = re.compile(r"from torch\._dynamo[\w.]* import .*(_debug_get_cache_entry_list|guard_failures|counters"
+                         r"|CompileCounter)|\._import_module\b|torch\._dynamo\.(utils|testing|eval_frame)\.")
+    offenders = [f"{p.relative_to(harness)}:{n}" for p in harness.rglob("*.py") if p.name != "torch_compat.py"
+                 and "doubles" not in p.parts and "mutants" not in p.parts and "triage" not in p.parts
+                 for n, line in enumerate(p.read_text().splitlines(), 1)
+                 if private.search(line) and "torch_compat" not in line and not line.lstrip().startswith("#")]
+    assert offenders == [], offenders
+
+
+def test_a_missing_torch_api_is_a_one_line_note_naming_the_release(monkeypatch, capsys):
+    import re
+
+    import torch._dynamo.utils
+    from dynfuzz.run import torch_compat
+
+    monkeypatch.delattr(torch._dynamo.utils, "guard_failures")
+    monkeypatch.setattr(torch_compat, "_notes", set())
+    with pytest.raises(torch_compat.Unavailable, match=re.escape(f"torch {torch_compat.torch_release()} has no")):
+        torch_compat.guard_failures()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "guard-failure reasons skipped" in err[0] and "guard_failures" in err[0]
+
+
+def test_torch_compat_hooks_work_on_this_torch():
+    import torch
+    from dynfuzz.run import torch_compat
+
+    def f(x):
+        return x.cos() + 1
+
+    torch_compat.reset_dynamo()
+    counter = torch_compat.compile_counter("eager")
+    torch.compile(f, backend=counter)(torch.ones(3))
+    assert counter.frame_count == 1
+    (entry,) = torch_compat.cache_entries(f)
+    assert torch_compat.guard_accepts(entry, {"x": torch.ones(3)})
+    assert not torch_compat.guard_accepts(entry, {"x": torch.ones(3, dtype=torch.float64)})
+    assert isinstance(torch_compat.guard_failures(), list)

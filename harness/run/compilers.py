@@ -28,20 +28,17 @@ class TorchCompiler(Compiler):
     def __init__(self, spec: CompileSpec) -> None:
         super().__init__(spec)
         import torch
-        import torch._dynamo
-        from torch._dynamo.testing import CompileCounterWithBackend
+        from dynfuzz.run.torch_compat import compile_counter
 
         quiet_torch_logs()
         self._torch = torch
-        self._counter_cls = CompileCounterWithBackend
-        self.counter = CompileCounterWithBackend(spec.backend)
+        self.counter = compile_counter(spec.backend)
 
     def reset(self) -> None:
-        from torch._dynamo.utils import counters
+        from dynfuzz.run.torch_compat import compile_counter, reset_dynamo
 
-        self._torch._dynamo.reset()
-        counters.clear()
-        self.counter = self._counter_cls(self.spec.backend)
+        reset_dynamo()
+        self.counter = compile_counter(self.spec.backend)
 
     def compile(self, fn: Callable, options: dict[str, Any]) -> Callable:
         kwargs: dict[str, Any] = {"backend": self.counter, "fullgraph": self.spec.fullgraph}
@@ -54,9 +51,9 @@ class TorchCompiler(Compiler):
         return self.counter.frame_count
 
     def graph_breaks(self) -> int:
-        from torch._dynamo.utils import counters
+        from dynfuzz.run.torch_compat import dynamo_counters
 
-        return sum(counters["graph_break"].values())
+        return sum(dynamo_counters()["graph_break"].values())
 
 
 def with_dynamo_config(fn: Callable, config: dict[str, Any]) -> Callable:

@@ -51,12 +51,9 @@ def _forget_program_imports() -> None:
     """Dynamo caches imported modules by name (a functools.cache, and `__import_<name>` globals it installs
     in the traced frame's module, torch's own cond module for eager-mode torch.cond); a new program under
     the same module name must not be reached through the previous one."""
-    convert = sys.modules.get("torch._dynamo.symbolic_convert")
-    if convert is not None and hasattr(getattr(convert, "_import_module", None), "cache_clear"):
-        convert._import_module.cache_clear()
-    cond_module = sys.modules.get("torch._higher_order_ops.cond")
-    if cond_module is not None:
-        vars(cond_module).pop(f"__import_{PROGRAM_MODULE}", None)
+    from dynfuzz.run.torch_compat import forget_imported_module
+
+    forget_imported_module(PROGRAM_MODULE)
 
 
 def program_state(ns: dict[str, Any]) -> dict[str, Any]:

@@ -309,37 +309,41 @@ def _call(fn: Callable, args: tuple) -> tuple[Any, Any]:
 
 
 def _failure_count() -> int:
+    """Guard failures recorded so far (0 where torch keeps no log: `note()` says so once)."""
+    from dynfuzz.run.torch_compat import Unavailable, guard_failures
+
     try:
-        from torch._dynamo.utils import guard_failures
-    except ImportError:
+        return len(guard_failures())
+    except Unavailable:
         return 0
-    return sum(len(v) for v in guard_failures.values())
 
 
 def _new_failures(seen: int) -> list[str]:
+    from dynfuzz.run.torch_compat import Unavailable, guard_failures
+
     try:
-        from torch._dynamo.utils import guard_failures
-    except ImportError:
+        flat = guard_failures()
+    except Unavailable:
         return []
-    flat = [str(x) for v in guard_failures.values() for x in v]
     return flat[seen:] if len(flat) > seen else []
 
 
 def _would_hit(fn: Callable, args: tuple) -> str | None:
     """Offline: the compile id of a cache entry of `fn` whose guards accept the changed state, if any.
 
-    Needs `_debug_get_cache_entry_list` and guard managers (torch 2.6+); None where unavailable.
+    Needs the cache-entry list and guard managers (torch 2.6+); None where unavailable, after a one-line
+    note naming the torch release (run/torch_compat.py).
     """
-    try:
-        from torch._dynamo.eval_frame import _debug_get_cache_entry_list
-    except ImportError:
-        return None
+    from dynfuzz.run.torch_compat import Unavailable, cache_entries, guard_accepts
+
     try:
         f_locals = _locals(fn, args)
-        for entry in _debug_get_cache_entry_list(fn):
-            if entry.guard_manager.check(f_locals):
+        for entry in cache_entries(fn):
+            if guard_accepts(entry, f_locals):
                 return str(getattr(entry, "compile_id", "hit"))
-    except Exception:
+    except Unavailable:
+        return None
+    except Exception:  # locals the guard tree cannot read (a guard on a dead cell): no offline answer
         return None
     return None
 

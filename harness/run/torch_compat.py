@@ -1,0 +1,107 @@
+"""The one place dynfuzz reaches into torch's private internals.
+
+Dynamo's introspection hooks move between releases (DYNAMO_NOTES.md): the cache-entry list and its guard
+managers, the guard-failure log, the compile counters, the import cache of the symbolic converter. Every
+use goes through a function here, so a new torch release breaks one module, not the harness. Where a
+release lacks a hook, the function raises `Unavailable` (or, for pure housekeeping, does nothing) and the
+feature that needs it is skipped with a one-line note naming the torch version (`note()`), as DESIGN.md
+asks: never a silently empty answer.
+"""
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+_notes: set[str] = set()
+
+
+class Unavailable(RuntimeError):
+    """This torch release lacks an internal API a feature needs; the message names the API and the release."""
+
+
+def torch_release() -> str:
+    import torch
+
+    return torch.__version__
+
+
+def note(feature: str, api: str) -> str:
+    """Print, once per process, that `feature` is skipped because this torch lacks `api`; return the line."""
+    line = f"dynfuzz: {feature} skipped: torch {torch_release()} has no {api}"
+    if line not in _notes:
+        _notes.add(line)
+        print(line, file=sys.stderr)
+    return line
+
+
+def _missing(feature: str, api: str) -> Unavailable:
+    return Unavailable(note(feature, api).removeprefix("dynfuzz: "))
+
+
+def cache_entries(fn: Callable) -> list[Any]:
+    """Dynamo's cache entries for `fn`, most recently used first (each with `.guard_manager`, `.compile_id`)."""
+    try:
+        from torch._dynamo.eval_frame import _debug_get_cache_entry_list
+    except ImportError:
+        raise _missing("offline guard checks", "torch._dynamo.eval_frame._debug_get_cache_entry_list") from None
+    return list(_debug_get_cache_entry_list(fn))
+
+
+def guard_accepts(entry: Any, f_locals: dict[str, Any]) -> bool:
+    """Whether a cache entry's guards accept these locals (free variables by name, with cell contents)."""
+    manager = getattr(entry, "guard_manager", None)
+    if manager is None or not hasattr(manager, "check"):
+        raise _missing("offline guard checks", "CacheEntry.guard_manager.check (guard managers)")
+    return bool(manager.check(f_locals))
+
+
+def guard_failures() -> list[str]:
+    """Every guard-failure message Dynamo has recorded in this process, in order."""
+    try:
+        from torch._dynamo.utils import guard_failures as failures
+    except ImportError:
+        raise _missing("guard-failure reasons", "torch._dynamo.utils.guard_failures") from None
+    return [str(x) for v in failures.values() for x in v]
+
+
+def compile_counter(backend: str) -> Any:
+    """A backend wrapper counting frames and ops handed to `backend` (`.frame_count`, `.op_count`)."""
+    try:
+        from torch._dynamo.testing import CompileCounterWithBackend
+    except ImportError:
+        raise _missing("compile counting", "torch._dynamo.testing.CompileCounterWithBackend") from None
+    return CompileCounterWithBackend(backend)
+
+
+def dynamo_counters() -> Any:
+    """Dynamo's global counters (`graph_break`, `frames`, `stats`, ...): a dict of Counters."""
+    try:
+        from torch._dynamo.utils import counters
+    except ImportError:
+        raise _missing("graph-break counting", "torch._dynamo.utils.counters") from None
+    return counters
+
+
+def reset_dynamo() -> None:
+    """Forget every compiled frame, cache entry and counter (between cases)."""
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    try:
+        dynamo_counters().clear()
+    except Unavailable:
+        pass
+
+
+def forget_imported_module(name: str) -> None:
+    """Dynamo caches modules it imported by name (`symbolic_convert._import_module`, a functools cache, and
+    `__import_<name>` globals in torch.cond's module): a new program under the same module name must not
+    be reached through the previous one. Housekeeping only: where a release has neither, nothing is cached."""
+    convert = sys.modules.get("torch._dynamo.symbolic_convert")
+    cached = getattr(convert, "_import_module", None) if convert is not None else None
+    if hasattr(cached, "cache_clear"):
+        cached.cache_clear()
+    cond_module = sys.modules.get("torch._higher_order_ops.cond")
+    if cond_module is not None:
+        vars(cond_module).pop(f"__import_{name}", None)
