@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
 from dynfuzz.generators.case import Case
 from dynfuzz.run.campaign import Campaign, CampaignConfig
 from dynfuzz.run.compilers import CompileSpec, make_compiler
@@ -68,6 +69,7 @@ def test_recall_divergence_names_the_call_plan_perturbation():
     assert "plain class method =" in e.responsible
 
 
+@pytest.mark.slow
 def test_queue_minimizes_in_a_worker_and_drain_respects_its_deadline():
     case, f, spec = _finding(TWO_EFFECTS, "drop-set-arg-mutation")
     queue = TriageQueue(spec, budget=5.0)
@@ -84,6 +86,7 @@ def test_queue_minimizes_in_a_worker_and_drain_respects_its_deadline():
     assert triaged.verdict == "reproduces" and "set" in triaged.repro
 
 
+@pytest.mark.slow
 def test_campaign_files_by_bucket_and_marks_unminimized(tmp_path):
     out = tmp_path / "out"
     summary = Campaign(CampaignConfig(budget=120, out=out, workers=1, max_cases=6, progress=False,

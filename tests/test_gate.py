@@ -7,6 +7,7 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
 from dynfuzz.cli import main
 from dynfuzz.gate import gate_programs, programs_digest
 
@@ -25,6 +26,7 @@ def test_same_seed_gives_byte_identical_programs_across_processes():
     assert gate_programs(0, 3) == gate_programs(0, 3)
 
 
+@pytest.mark.slow
 def test_gate_reports_a_new_bucket_with_its_repro(tmp_path, capfd):
     junit, summary = tmp_path / "junit.xml", tmp_path / "summary.md"
     rc = main(["gate", "--budget", "120s", "--cases", "4", "--compiler", "perturb-output", "--workers", "1",
