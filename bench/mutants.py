@@ -48,7 +48,8 @@ def campaign(out: Path, family: str, cases: int, mutant: str, disable: str) -> t
     env = {**os.environ, "DYNFUZZ_DISABLE_CONSTRUCTS": ",".join(filter(None, (disable, ALWAYS_OFF[family])))}
     env.pop("DYNFUZZ_MUTANTS", None)
     cmd = [sys.executable, "-m", "dynfuzz", "fuzz", "--cases", str(cases), "--family", family, "--workers", "1",
-           "--seed", "0", "--no-db", "--no-progress", "--budget", "3600s", "--out", str(out), "--mutant", mutant]
+           "--seed", "0", "--no-db", "--no-progress", "--no-minimize", "--budget", "3600s", "--out", str(out),
+           "--mutant", mutant]
     start = time.perf_counter()
     subprocess.run(cmd, env=env, capture_output=True, text=True)
     return sorted(out.glob("findings/*/repro.py")), time.perf_counter() - start
