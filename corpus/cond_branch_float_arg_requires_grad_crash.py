@@ -5,8 +5,7 @@ break and becomes an input of the resume function) and minimized by hand. Compil
 UncapturedHigherOrderOpError 'Data dependent operator ... aten._local_scalar_dense' although the branch never reads
 tensor data; eager returns w.cos() * u. Same program with an operand that does not require grad:
 corpus/cond_branch_float_arg_dynamic_crash.py (AssertionError in lift_tracked_freevar_to_input).
-Found: compiled: torch._dynamo.exc.UncapturedHigherOrderOpError: This higher order operator doesn't work unless it is captured completely with torch.compile. Got graph break/error:
-torch 2.13.0+cpu, backend=eager device=cpu fullgraph=False; python repro.py exits 1 while the bug is present, 0 once fixed.
+torch 2.13.0+cpu, torch.compile(backend="eager", dynamic=True): exits 1 while the bug is present, 0 once fixed.
 """
 DYNFUZZ = {'oracle': 'exceptions',
  'kind': 'crash',
@@ -24,6 +23,9 @@ DYNFUZZ = {'oracle': 'exceptions',
  'families': ['conds'],
  'status': 'known',
  'upstream': None}
+
+import sys
+import types
 
 import torch
 
@@ -58,7 +60,9 @@ COMPILE_OPTIONS = {"dynamic": True}
 
 
 def run(source, compiled):
-    ns = {"__name__": "repro"}
+    module = types.ModuleType(f"repro_{'compiled' if compiled else 'eager'}")  # Dynamo imports it for cond
+    sys.modules[module.__name__] = module
+    ns = vars(module)
     exec(source, ns)
     fn = torch.compile(ns["f"], backend="eager", dynamic=True) if compiled else ns["f"]
     args = ns["inputs"]("cpu", 0)
@@ -71,4 +75,4 @@ def run(source, compiled):
 
 out, args, ns = run(EAGER_PROGRAM, compiled=False)
 c_out, c_args, c_ns = run(PROGRAM, compiled=True)
-assert not isinstance(c_out, Exception), f"compiled raised {c_out!r}; eager returned normally"
+assert isinstance(c_out, Exception) == isinstance(out, Exception), f"compiled raised {c_out!r}; eager returned {out!r}"

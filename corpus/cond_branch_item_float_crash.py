@@ -1,8 +1,7 @@
 """[exceptions/spurious-exception] fullgraph: cond branch closing over a float from .item(): AssertionError in cond's fake-tensor check
 
 Found by dynfuzz (conds family, torch 2.13 campaigns) and minimized by hand. Compiled raises TorchRuntimeError wrapping AssertionError '... can only be of (Tensor, int, SymInt) but got (FakeTensor, SymFloat)' when a cond branch closes over a float from .item() under fullgraph; eager (torch.cond as a plain if) returns x + max(x).
-Found: compiled: torch._dynamo.exc.TorchRuntimeError: RuntimeError when making fake tensor call
-torch 2.13.0+cpu, backend=eager device=cpu fullgraph=True; python repro.py exits 1 while the bug is present, 0 once fixed.
+torch 2.13.0+cpu, torch.compile(backend="eager", fullgraph=True): exits 1 while the bug is present, 0 once fixed.
 """
 DYNFUZZ = {'oracle': 'exceptions',
  'kind': 'spurious-exception',
@@ -20,6 +19,9 @@ DYNFUZZ = {'oracle': 'exceptions',
  'families': ['conds'],
  'status': 'known',
  'upstream': None}
+
+import sys
+import types
 
 import torch
 
@@ -56,7 +58,9 @@ COMPILE_OPTIONS = {"fullgraph": True}
 
 
 def run(source, compiled):
-    ns = {"__name__": "repro"}
+    module = types.ModuleType(f"repro_{'compiled' if compiled else 'eager'}")  # Dynamo imports it for cond
+    sys.modules[module.__name__] = module
+    ns = vars(module)
     exec(source, ns)
     fn = torch.compile(ns["f"], backend="eager", fullgraph=True) if compiled else ns["f"]
     args = ns["inputs"]("cpu", 0)
@@ -69,4 +73,4 @@ def run(source, compiled):
 
 out, args, ns = run(EAGER_PROGRAM, compiled=False)
 c_out, c_args, c_ns = run(PROGRAM, compiled=True)
-assert not isinstance(c_out, Exception), f"compiled raised {c_out!r}; eager returned normally"
+assert isinstance(c_out, Exception) == isinstance(out, Exception), f"compiled raised {c_out!r}; eager returned {out!r}"

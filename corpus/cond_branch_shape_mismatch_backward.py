@@ -1,8 +1,7 @@
 """[grads/backward-crash] cond branches with different output shapes: compiled backward raises RuntimeError (shape '[2, 4]' is invalid)
 
 Found by dynfuzz (conds family, torch 2.13 campaigns) and minimized by hand. Branches whose outputs differ in shape are accepted in forward; the compiled backward raises RuntimeError "shape '[2, 4]' is invalid for input of size 12". Eager (a plain if) computes the gradient.
-Found: compiled backward: RuntimeError: shape '[2, 4]' is invalid for input of size 12
-torch 2.13.0+cpu, backend=eager device=cpu fullgraph=False; python repro.py exits 1 while the bug is present, 0 once fixed.
+torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed.
 """
 DYNFUZZ = {'oracle': 'grads',
  'kind': 'backward-crash',
@@ -20,6 +19,9 @@ DYNFUZZ = {'oracle': 'grads',
  'families': ['conds'],
  'status': 'known',
  'upstream': None}
+
+import sys
+import types
 
 import torch
 
@@ -47,16 +49,16 @@ def inputs(device, call=0):
 '''  # the plain-Python rendering eager runs
 
 
-def backward(out):
-    """The harness's backward pass: sum_k k * mean(out_k) over the output tensors that require grad."""
+def backward(out):  # as dynfuzz does: sum_k k * mean(out_k) over the output tensors that require grad
     leaves = [t for t in torch.utils._pytree.tree_leaves(out) if isinstance(t, torch.Tensor)]
     loss = [k * t.float().mean() for k, t in enumerate(leaves, 1) if t.requires_grad and t.is_floating_point()]
-    if loss:
-        sum(loss).backward()
+    sum(loss).backward() if loss else None
 
 
 def run(source, compiled):
-    ns = {"__name__": "repro"}
+    module = types.ModuleType(f"repro_{'compiled' if compiled else 'eager'}")  # Dynamo imports it for cond
+    sys.modules[module.__name__] = module
+    ns = vars(module)
     exec(source, ns)
     fn = torch.compile(ns["f"], backend="eager") if compiled else ns["f"]
     args = ns["inputs"]("cpu", 0)

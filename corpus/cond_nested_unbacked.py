@@ -1,7 +1,7 @@
 """seed scenario: cond nested unbacked
 
 Hand-written seed scenario (see DESIGN.md, seed documents).
-torch 2.13.0+cpu, backend=eager device=cpu fullgraph=False; python repro.py exits 1 while the bug is present, 0 once fixed.
+torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed.
 """
 DYNFUZZ = {'oracle': 'all',
  'kind': 'seed',
@@ -18,6 +18,9 @@ DYNFUZZ = {'oracle': 'all',
  'families': [],
  'status': 'passing',
  'upstream': None}
+
+import sys
+import types
 
 import torch
 
@@ -78,7 +81,9 @@ def inputs(device, call=0):
 
 
 def run(source, compiled):
-    ns = {"__name__": "repro"}
+    module = types.ModuleType(f"repro_{'compiled' if compiled else 'eager'}")  # Dynamo imports it for cond
+    sys.modules[module.__name__] = module
+    ns = vars(module)
     exec(source, ns)
     fn = torch.compile(ns["f"], backend="eager") if compiled else ns["f"]
     for call in range(2):
@@ -97,4 +102,4 @@ if isinstance(out, Exception) or isinstance(c_out, Exception):
 else:
     def tensors(o):
         return [t for t in torch.utils._pytree.tree_leaves(o) if isinstance(t, torch.Tensor)]
-    torch.testing.assert_close(tensors(c_out), tensors(out), equal_nan=True, msg=lambda m: "outputs: " + m)
+    torch.testing.assert_close(tensors(c_out), tensors(out), equal_nan=True)

@@ -4,8 +4,7 @@ Found by dynfuzz's identity-compiler campaign (eager-mode torch.cond runs Dynamo
 With s marked dynamic and a branch that reads only s.size(0), torch.cond saves s for backward; an in-place
 write to s after the cond then fails backward ('modified by an inplace operation'). The equivalent plain
 `if` saves nothing of s and backward succeeds. Without mark_dynamic, or without the size read, both agree.
-Found: compiled backward: RuntimeError: one of the variables needed for gradient computation has been modified by an inplace operation: [torch.FloatTensor [4]] is at version 1; expected version 0 instead. Hi
-torch 2.13.0+cpu, backend=eager device=cpu fullgraph=False; python repro.py exits 1 while the bug is present, 0 once fixed.
+torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed.
 """
 DYNFUZZ = {'oracle': 'grads',
  'kind': 'backward-crash',
@@ -23,6 +22,9 @@ DYNFUZZ = {'oracle': 'grads',
  'families': ['conds'],
  'status': 'known',
  'upstream': None}
+
+import sys
+import types
 
 import torch
 
@@ -60,16 +62,16 @@ def inputs(device, call=0):
 '''  # the plain-Python rendering eager runs
 
 
-def backward(out):
-    """The harness's backward pass: sum_k k * mean(out_k) over the output tensors that require grad."""
+def backward(out):  # as dynfuzz does: sum_k k * mean(out_k) over the output tensors that require grad
     leaves = [t for t in torch.utils._pytree.tree_leaves(out) if isinstance(t, torch.Tensor)]
     loss = [k * t.float().mean() for k, t in enumerate(leaves, 1) if t.requires_grad and t.is_floating_point()]
-    if loss:
-        sum(loss).backward()
+    sum(loss).backward() if loss else None
 
 
 def run(source, compiled):
-    ns = {"__name__": "repro"}
+    module = types.ModuleType(f"repro_{'compiled' if compiled else 'eager'}")  # Dynamo imports it for cond
+    sys.modules[module.__name__] = module
+    ns = vars(module)
     exec(source, ns)
     fn = torch.compile(ns["f"], backend="eager") if compiled else ns["f"]
     args = ns["inputs"]("cpu", 0)

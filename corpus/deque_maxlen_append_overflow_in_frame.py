@@ -8,8 +8,7 @@ Cause: Dynamo wraps an existing deque without its maxlen (VariableBuilder.wrap_l
 unbounded; the same defect loses appendleft() writes (corpus/deque_maxlen_appendleft_lost.py, c79b963b3f61).
 Status open, not listed in known_issues.toml: a call-0 values signature ('out:values' here, 'out[]:values' in
 campaigns) is shared by every value miscompile of that output shape, so listing it would hide unrelated bugs.
-Found: out: values: expected '[1.0, 1.0]', got '[3.0, 3.0]'
-torch 2.13.0+cpu, backend=eager device=cpu fullgraph=False; python repro.py exits 1 while the bug is present, 0 once fixed.
+torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed.
 """
 DYNFUZZ = {'oracle': 'outputs',
  'kind': 'miscompile',

@@ -2,8 +2,7 @@
 
 Found by dynfuzz (torch 2.13 campaigns) and minimized by hand. math.copysign(1.0, s) with s=0.0 on call 0 and s=-0.0 on call 1: eager adds -1 on call 1,
 compiled still adds +1 (0.0 == -0.0, so no recompile).
-Found: out: values: expected '[-1.0, -1.0]', got '[1.0, 1.0]'
-torch 2.13.0+cpu, backend=eager device=cpu fullgraph=False; python repro.py exits 1 while the bug is present, 0 once fixed.
+torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed.
 """
 DYNFUZZ = {'oracle': 'outputs',
  'kind': 'miscompile',

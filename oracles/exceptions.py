@@ -81,6 +81,10 @@ FULLGRAPH_REFUSALS = (  # (gb_type, word the message must contain, reason)
     ("Failed to trace builtin operator", "`print`", "print() under fullgraph"),
     ("Shape mismatch with out= tensor variant", "", "out= op resizing its target under fullgraph"),
     ("Data-dependent branching", "", "data-dependent branching under fullgraph"),
+    ("Attempted to inline function marked as skipped", "intentionally", "a function Dynamo deliberately skips, "
+     "under fullgraph"),
+    ("Attempted to call function marked as skipped", "intentionally", "a function Dynamo deliberately skips, "
+     "under fullgraph"),
 )
 HOP_REFUSAL_WORDS = ("Unsafe side effect", "Mutating a variable", "input mutation", "aliasing",
                      "Failed to trace builtin operator", "graph_break()")

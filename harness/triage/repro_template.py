@@ -26,8 +26,7 @@ PROGRAM = {program}
 {eager_program}{helpers}
 
 def run(source, compiled):
-{seed}    ns = {{"__name__": "repro"}}
-    exec(source, ns)
+{seed}{namespace}    exec(source, ns)
     fn = {compiled_fn} if compiled else ns["{entry}"]
 {calls}    return out, args, ns
 
@@ -43,6 +42,12 @@ def backward(out):  # as dynfuzz does: sum_k k * mean(out_k) over the output ten
     leaves = [t for t in torch.utils._pytree.tree_leaves(out) if isinstance(t, torch.Tensor)]
     loss = [k * t.float().mean() for k, t in enumerate(leaves, 1) if t.requires_grad and t.is_floating_point()]
     sum(loss).backward() if loss else None
+'''
+
+NAMESPACE_MODULE = '''\
+    module = types.ModuleType(f"repro_{'compiled' if compiled else 'eager'}")  # Dynamo imports it for cond
+    sys.modules[module.__name__] = module
+    ns = vars(module)
 '''
 
 UNRENDERABLE = '''\
@@ -63,6 +68,7 @@ class Plan:
     seed: bool = False
     options: dict[str, Any] = field(default_factory=dict)
     perturb: list[str] = field(default_factory=list)  # lines run before the second call (guard perturbations)
+    module: bool = False  # the program must be an importable module (Dynamo reaches cond branches' globals so)
 
 
 def literal(text: str | None) -> str:
@@ -122,8 +128,11 @@ def fill(*, title: str, about: str, meta: dict[str, Any], source: str, eager_sou
         eager_program=f"EAGER_PROGRAM = {literal(eager_source)}  # the plain-Python rendering eager runs\n"
         if eager_source else "", helpers=helpers, seed="    torch.manual_seed(0)\n" if plan.seed else "",
         compiled_fn=compile_call(entry, backend, plan, config), entry=entry, calls=calls_block(plan, device),
+        namespace=NAMESPACE_MODULE if plan.module else '    ns = {"__name__": "repro"}\n',
         eager_name="EAGER_PROGRAM" if eager_source else "PROGRAM", check="\n".join(check))
     if plan.frames:
         text = text.replace("import torch\n", "import torch\nimport torch._dynamo.testing\n", 1)
+    if plan.module:
+        text = text.replace("import torch\n", "import sys\nimport types\n\nimport torch\n", 1)
     ast.parse(text)
     return text
