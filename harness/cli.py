@@ -115,11 +115,12 @@ def cmd_fuzz(args) -> int:
     from dynfuzz.triage.known import KnownIssues
 
     budget = parse_duration(args.budget)
+    resume = _resume(args)
     if args.workers < 0:
         raise UsageError("--workers must be 0 or more")
     if args.cases is not None and args.cases < 0:
         raise UsageError("--cases must not be negative")
-    config = CampaignConfig(budget=budget, out=_out_dir(args.out), seed=args.seed, spec=_spec(args),
+    config = CampaignConfig(resume=resume, budget=budget, out=_out_dir(args.out), seed=args.seed, spec=_spec(args),
                             families=_families(args.family), workers=args.workers, max_cases=args.cases,
                             case_timeout=parse_duration(args.case_timeout),
                             known=KnownIssues.load(args.known), progress=args.progress,
@@ -133,6 +134,22 @@ def cmd_fuzz(args) -> int:
         return 1
     stopped = summary.get("stopped_by")
     return 128 + signal.Signals[stopped].value if stopped else 0
+
+
+def _resume(args):
+    """`--resume DIR`: the saved campaign's state, its settings written into `args` (run/resume.py)."""
+    from dynfuzz.run.resume import SETTINGS, apply_settings, load
+
+    if args.resume is None:
+        return None
+    defaults = build_parser().parse_args(["fuzz"])
+    if args.out != defaults.out and Path(args.out).resolve() != Path(args.resume).resolve():
+        raise UsageError(f"--resume {args.resume} continues in that directory; --out {args.out} conflicts")
+    state = load(Path(args.resume))
+    given = {dest for dest in SETTINGS.values() if getattr(args, dest) != getattr(defaults, dest)}
+    apply_settings(state, args, given)
+    args.out = args.resume
+    return state
 
 
 def _worker_memory(args) -> int | None:
@@ -403,6 +420,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run the workers as Ray actors, one per core (per GPU with --device cuda): on the cluster "
                         "at ADDRESS, or a local one; needs dynfuzz[ray]")
     p.add_argument("--no-db", action="store_true", help="do not read or write the example database")
+    p.add_argument("--resume", default=None, metavar="DIR",
+                   help="continue the campaign in DIR after its parent died: its settings, counts and findings kept, "
+                        "in-flight cases run again, the seed stream continued; --budget is the new time")
     p.add_argument("--worker-memory", default=None, metavar="SIZE",
                    help="address-space limit per worker (RLIMIT_AS), e.g. 4G, or off; a case reaching it is a "
                         "harness error (default: half the RAM shared by the workers, at least 4G; off for cuda)")

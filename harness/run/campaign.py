@@ -22,6 +22,7 @@ from dynfuzz.run.compilers import CompileSpec, make_compiler
 from dynfuzz.run.coverage import Collector, CoverageSpec
 from dynfuzz.run.ledger import Ledger, Unique  # noqa: F401  (Unique: re-exported for callers)
 from dynfuzz.run.progress import Reporter
+from dynfuzz.run.resume import ResumeState
 from dynfuzz.triage.known import KnownIssues
 from hypothesis.errors import StopTest
 
@@ -47,6 +48,7 @@ class CampaignConfig:
     ray: str | None = None  # --ray [ADDRESS]: workers are Ray actors on a cluster ("" starts a local one)
     coverage: CoverageSpec | None = None  # --coverage: line coverage of Dynamo per worker, OUT/coverage.json
     guided: bool = False  # --guided (needs coverage): fragment bandit and a pool of choice sequences
+    resume: ResumeState | None = None  # --resume DIR: continue the campaign saved there (run/resume.py)
     worker_memory: int | None = None  # --worker-memory: RLIMIT_AS per worker process in bytes (None: no limit)
     minimize_budget: float | None = None  # --minimize-budget: seconds per new cheap key in the triage worker
     triage_grace: float = 60.0  # the most the triage queue may delay the end of the campaign
@@ -64,7 +66,14 @@ class Campaign(Ledger):
         self.stopped_by: str | None = None  # SIGTERM / SIGINT when the campaign was stopped before its budget
         self.ending_since: float | None = None  # when the budget ran out or a stop was asked for
         self.unfinished = 0  # cases still running END_GRACE s after the end, abandoned
-        if config.database is not None:
+        self.open_indices: dict[int, int] = {}  # seed -> stream index, drawn and not yet finished (Note below)
+        self.rerun: list[int] = []  # --resume: stream indices open when the previous parent died
+        if config.resume is not None:  # Note [Resuming a campaign] in run/resume.py
+            from dynfuzz.run.resume import restore
+
+            restore(self, config.resume)
+            self.next_index, self.rerun = config.resume.next_index, list(config.resume.open_indices)
+        if config.database is not None and config.resume is None:
             from dynfuzz.run.exampledb import FindingsDB
 
             self.findings_db = FindingsDB.at(config.database, config.families, config.db_expire_days)
@@ -119,6 +128,7 @@ class Campaign(Ledger):
                         if now >= deadline or out_of_cases or self.stopped_by:
                             break
                         self._run_inline(compiler)
+                        last_summary = 0.0  # rewrite it now: --resume reads the stream position there
                     else:
                         open_for_new = not (now >= deadline or out_of_cases or self.stopped_by)
                         if open_for_new or (self.to_confirm and not self.stopped_by):
@@ -136,6 +146,7 @@ class Campaign(Ledger):
                             self.prefetched = self._next_case()  # overlaps generation with the workers
                         for case, info, status, payload in pool.collect(max_wait=0.5):
                             self._collected(case, info, status, payload)
+                            last_summary = 0.0  # rewrite it now: --resume reads the stream position there
                             (self.inflight_dir / f"w{info['slot']}.py").unlink(missing_ok=True)
                     self.seconds = time.monotonic() - start
                     self.triage_poll()
@@ -223,6 +234,11 @@ class Campaign(Ledger):
         self.unfinished = len(pool.busy())
         return True
 
+    def resume_block(self) -> dict[str, Any]:
+        """The stream position and the indices drawn but not finished (Note [Resuming a campaign])."""
+        return {"next_index": self.next_index,
+                "open_indices": sorted(set(self.open_indices.values()) | set(self.rerun))}
+
     def _take_next(self, new: bool = True) -> tuple[Case | None, dict[str, Any]]:
         """A case to confirm (it crashed a worker once) first, else (when `new`) the next one of the stream."""
         if self.to_confirm:
@@ -250,6 +266,7 @@ class Campaign(Ledger):
         """`_finish`, but a dynfuzz bug while counting or filing becomes a harness error, not the end."""
         from dynfuzz.run.harness_errors import HarnessError
 
+        self.open_indices.pop(case.seed, None)
         try:
             self._finish(case, status, payload)
         except Exception as e:
@@ -269,24 +286,30 @@ class Campaign(Ledger):
 
         A seed whose drawing raises is filed as a `generator` harness error and skipped."""
         while True:
-            if self.config.max_cases is not None and self.next_index >= self.config.max_cases:
+            if self.rerun:
+                index = self.rerun.pop(0)
+            elif self.config.max_cases is not None and self.next_index >= self.config.max_cases:
                 return None
-            if self.to_replay:
+            elif self.to_replay:
                 self.next_index += 1
                 self.replayed += 1
                 return self.to_replay.pop(0)
-            seed = case_seed(self.config.seed, self.next_index, self.config.shard)
-            self.next_index += 1
+            else:
+                index = self.next_index
+                self.next_index += 1
+            seed = case_seed(self.config.seed, index, self.config.shard)
+            self.open_indices[seed] = index
             if self.config.ray is not None and self.guide is None:  # the actors draw it (Note in run/cluster.py)
                 return Case(source="", seed=seed, families=self.config.families)
             t = time.perf_counter()
             try:
                 if self.guide is not None:
-                    return self.guide.next_case(self.next_index - 1)
+                    return self.guide.next_case(index)
                 return draw_case(seed, self.config.families)
             except (Exception, StopTest) as e:  # a generator bug costs this seed, never the campaign
                 from dynfuzz.run.harness_errors import HarnessError
 
+                self.open_indices.pop(seed, None)
                 self.harness_error(Case(source="", seed=seed, families=self.config.families),
                                    HarnessError.from_exception(e, "generator"))
             finally:

@@ -68,6 +68,8 @@ class Ledger:
         self.replayed = 0
         self.findings_db = None
         self.harness_errors = HarnessErrorLog(config.out / "harness-errors")
+        self.previous: dict[str, dict[str, Any]] = {}  # --resume: signatures the earlier run found (run/resume.py)
+        self.resumed: dict[str, Any] | None = None
         self.filer = BucketFiler(self.findings_dir, config.spec, config.known, torch_version())
         self.nodes: Counter[str] = Counter()  # cases per cluster node (with --ray)
         coverage = getattr(config, "coverage", None)
@@ -133,6 +135,9 @@ class Ledger:
             self.by_layer[f.layer] += 1
         if f.signature in self.config.known:
             self.known_hits[f.signature] += 1
+            return
+        if f.signature in self.previous:  # found before a --resume: counted, never filed or reported again
+            self.previous[f.signature]["count"] = self.previous[f.signature].get("count", 1) + 1
             return
         if f.signature in self.unique:
             u = self.unique[f.signature]
@@ -211,7 +216,7 @@ class Ledger:
             "nodes": dict(self.nodes),
             "cases_per_second": round(self.cases / seconds, 3),
             "findings": self.findings,
-            "unique": len(self.unique),
+            "unique": len(self.unique) + len(self.previous),
             "known": sum(self.known_hits.values()),
             "known_signatures": dict(self.known_hits),
             "by_oracle": dict(self.by_oracle),
@@ -236,11 +241,13 @@ class Ledger:
                  "seed": u.seed, "file": str(u.path) if u.path else None, "bucket": u.bucket,
                  "layer": u.finding.layer}
                 for u in self.unique_rows()
-            ],
+            ] + list(self.previous.values()),
             "bugs": self.filer.bugs(),
             "buckets": [b.summary() for b in self.filer.rows()],
             "internal_errors": self.filer.internal(),
             "harness_errors": self.harness_errors.summary(),
+            "resumed": self.resumed,
+            "resume": self.resume_block(),
             "stopped_by": getattr(self, "stopped_by", None),  # SIGTERM/SIGINT: ended early, results kept
             "unfinished": getattr(self, "unfinished", 0),  # running at budget end + grace: abandoned, not counted
             "harness_error_records": self.harness_errors.rows,
@@ -257,6 +264,10 @@ class Ledger:
         if self.guide is not None:
             out["guided"] = self.guide.summary()
         return out
+
+    def resume_block(self) -> dict[str, Any] | None:
+        """Where the seed stream stands, for `--resume` (the campaign loop provides it)."""
+        return None
 
     def write_summary(self) -> dict[str, Any]:
         summary = self.summary()
