@@ -81,8 +81,8 @@ def exc_info(e: BaseException) -> ExcInfo:
     torch_frame = None
     for frame in traceback.extract_tb(e.__traceback__):
         norm = frame.filename.replace(os.sep, "/")
-        if "/torch/" in norm:
-            torch_frame = f"torch/{norm.split('/torch/', 1)[1]}:{frame.name}"
+        if "/torch/" in norm:  # the last one: torch may itself be installed under a folder named torch
+            torch_frame = f"torch/{norm.rsplit('/torch/', 1)[1]}:{frame.name}"
     message = str(e).strip().splitlines()[0][:500] if str(e).strip() else ""
     tb = "".join(traceback.format_exception(type(e), e, e.__traceback__, limit=-8))[-4000:]
     return ExcInfo(type(e).__qualname__, type(e).__module__, message, tuple(causes),
