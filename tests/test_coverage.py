@@ -117,8 +117,9 @@ def test_unknown_coverage_scope_is_a_one_line_usage_error(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_fuzz_coverage_writes_json_summary_block_and_never_entered(tmp_path, monkeypatch):
-    monkeypatch.setenv("DYNFUZZ_CACHE_DIR", str(tmp_path / "cache"))
+def test_fuzz_coverage_writes_json_summary_block_and_never_entered(tmp_path, tmp_path_factory, monkeypatch):
+    # One parse of torch/_dynamo per test session (and xdist worker), shared with test_guided's campaign.
+    monkeypatch.setenv("DYNFUZZ_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "dynfuzz-cache"))
     out = tmp_path / "out"
     assert main(["fuzz", "--coverage", "--cases", "4", "--workers", "1", "--family", "effects", "--no-db",
                  "--no-progress", "--out", str(out)]) == 0

@@ -106,8 +106,9 @@ def test_guided_rejects_the_deterministic_stream_flags(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_guided_campaign_logs_each_cases_choices(tmp_path, monkeypatch):
-    monkeypatch.setenv("DYNFUZZ_CACHE_DIR", str(tmp_path / "cache"))
+def test_guided_campaign_logs_each_cases_choices(tmp_path, tmp_path_factory, monkeypatch):
+    # One parse of torch/_dynamo per test session (and xdist worker), shared with test_coverage's campaign.
+    monkeypatch.setenv("DYNFUZZ_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "dynfuzz-cache"))
     out = tmp_path / "out"
     assert main(["fuzz", "--guided", "--cases", "6", "--workers", "1", "--family", "closures", "--no-db",
                  "--no-progress", "--out", str(out)]) == 0
