@@ -99,7 +99,7 @@ def inputs(device, call=0):
 """
 
 
-def _campaign(tmp_path, sources, workers=0, **config):
+def _campaign(tmp_path, sources, workers=0, compiler="identity", **config):
     """A campaign over hand-written programs: draw number i gets `sources[i]` (an exception is raised)."""
     from dynfuzz.run import campaign as campaign_mod
     from dynfuzz.run.campaign import Campaign, CampaignConfig
@@ -115,7 +115,7 @@ def _campaign(tmp_path, sources, workers=0, **config):
     draw.calls = 0
     config.setdefault("max_cases", len(sources))
     cfg = CampaignConfig(budget=config.pop("budget", 120), out=tmp_path / "out", workers=workers,
-                         spec=CompileSpec(compiler="identity"), progress=False, **config)
+                         spec=CompileSpec(compiler=compiler), progress=False, **config)
     original = campaign_mod.draw_case
     campaign_mod.draw_case = draw
     try:
@@ -295,3 +295,36 @@ def test_torch_compat_hooks_work_on_this_torch():
     assert torch_compat.guard_accepts(entry, {"x": torch.ones(3)})
     assert not torch_compat.guard_accepts(entry, {"x": torch.ones(3, dtype=torch.float64)})
     assert isinstance(torch_compat.guard_failures(), list)
+
+
+def test_the_campaign_compile_cache_is_used_and_removed(tmp_path, monkeypatch):
+    import os
+
+    from dynfuzz.run.isolation import campaign_compile_cache
+
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    monkeypatch.delenv("TRITON_CACHE_DIR", raising=False)
+    cleanup = campaign_compile_cache(tmp_path)
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"].startswith(str(tmp_path / ".torch-cache"))
+    cleanup()
+    assert "TORCHINDUCTOR_CACHE_DIR" not in os.environ and not (tmp_path / ".torch-cache").exists()
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "/somewhere/chosen")
+    monkeypatch.setenv("TRITON_CACHE_DIR", "/somewhere/chosen2")
+    campaign_compile_cache(tmp_path)()
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == "/somewhere/chosen"
+
+
+def test_a_new_finding_carries_the_torch_log_of_its_case(tmp_path, monkeypatch):
+    import logging
+
+    from dynfuzz.oracles.registry import ORACLES
+
+    def noisy(case, obs, trace=None):
+        logging.getLogger("torch._dynamo.convert_frame").warning("W1122 a recompile warning from Dynamo")
+        return []
+
+    monkeypatch.setitem(ORACLES, "noisy-for-test", noisy)
+    summary, out = _campaign(tmp_path, [_OK], compiler="perturb-output", minimize_budget=0)
+    assert summary["cases"] == 1 and summary["unique_findings"]
+    logs = list((out / "findings").rglob("*.torch.log"))
+    assert logs and "W1122 a recompile warning" in logs[0].read_text()

@@ -91,6 +91,9 @@ class Campaign(Ledger):
         self.inflight_dir.mkdir(parents=True, exist_ok=True)
         if cfg.coverage is not None:
             cfg.coverage.clear()  # a new campaign in an old --out: its coverage is not this one's
+        from dynfuzz.run.isolation import campaign_compile_cache
+
+        remove_compile_cache = campaign_compile_cache(cfg.out)  # before any worker starts: they inherit it
         if cfg.minimize_budget:
             self.filer.enable_queue(cfg.minimize_budget)
         t0 = time.monotonic()
@@ -160,6 +163,7 @@ class Campaign(Ledger):
         finally:
             if pool is not None:
                 pool.close()
+            remove_compile_cache()
             for case, info in self.to_confirm:  # no chance to re-run them: filed unconfirmed
                 self._finish_guarded(case, "crash", {"exitcode": info["confirm"], "log": info.get("worker_log")})
             self.to_confirm.clear()

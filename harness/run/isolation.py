@@ -14,6 +14,7 @@ import os
 import re
 import signal
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from dynfuzz.run.harness_errors import HarnessError
@@ -100,3 +101,29 @@ def run_case(case, compiler, spec, memory: int | None = None) -> tuple[str, Any]
         return "harness-error", HarnessError("memory-limit", f"{what} (limit {memory >> 20} MiB)").as_payload()
     result.torch_log = log.text
     return "done", result
+
+
+_CACHE_VARS = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
+
+
+def campaign_compile_cache(out) -> Callable[[], None]:
+    """Point torch's compile caches (inductor's, triton's) at `OUT/.torch-cache` for this campaign and its
+    workers, which inherit the environment; returns the clean-up that removes the directory and restores
+    the environment. A cache directory the user chose (the variable already set) is left alone."""
+    import shutil
+    from pathlib import Path
+
+    chosen = [v for v in _CACHE_VARS if v not in os.environ]
+    if not chosen:
+        return lambda: None
+    cache = Path(out) / ".torch-cache"
+    cache.mkdir(parents=True, exist_ok=True)
+    for var in chosen:
+        os.environ[var] = str(cache / var.split("_")[0].lower())
+
+    def cleanup() -> None:
+        for var in chosen:
+            os.environ.pop(var, None)
+        shutil.rmtree(cache, ignore_errors=True)
+
+    return cleanup
