@@ -328,3 +328,13 @@ def test_a_new_finding_carries_the_torch_log_of_its_case(tmp_path, monkeypatch):
     assert summary["cases"] == 1 and summary["unique_findings"]
     logs = list((out / "findings").rglob("*.torch.log"))
     assert logs and "W1122 a recompile warning" in logs[0].read_text()
+
+
+def test_the_example_database_is_bounded(tmp_path, monkeypatch):
+    from dynfuzz.run import exampledb
+
+    monkeypatch.setattr(exampledb, "MAX_ENTRIES", 3)
+    db = exampledb.FindingsDB.at(tmp_path / "db", ())
+    for i in range(6):
+        db.save(Case("x", choices=(i,)))
+    assert len(list(db.db.fetch(db.key))) == 3 and db.dropped == 3

@@ -82,12 +82,17 @@ def _db_errors() -> tuple[type[BaseException], ...]:
     return errors
 
 
+MAX_ENTRIES = 500  # finding choice sequences kept per family mix (disk, and replay time at start)
+
+
 class FindingsDB:
     """Save and fetch finding choice sequences for one family mix (Note [The database is a cache])."""
 
     def __init__(self, db: ExampleDatabase, families: tuple[str, ...]) -> None:
         self.db, self.families, self.key = db, families, _key(families)
         self.unsaved: list[bytes] = []
+        self.stored: int | None = None  # entries under this key (counted on the first save)
+        self.dropped = 0  # saves refused at MAX_ENTRIES
         self.failures = 0
         self.down_until = 0.0
 
@@ -97,9 +102,19 @@ class FindingsDB:
         return cls(open_database(where, expire_days), families)
 
     def save(self, case: Case) -> None:
-        """Queue the case's choices and write what is queued, unless the database failed recently."""
-        if case.choices:
+        """Queue the case's choices and write what is queued, unless the database failed recently.
+
+        At most MAX_ENTRIES per family mix: the database is replayed at every start, and a nightly that
+        finds the same few bugs for months must not grow it without bound (further entries are dropped)."""
+        if self.stored is None:
+            try:
+                self.stored = sum(1 for _ in self.db.fetch(self.key))
+            except _db_errors():
+                self.stored = 0
+        if case.choices and self.stored + len(self.unsaved) < MAX_ENTRIES:
             self.unsaved.append(choices_to_bytes(case.choices))
+        elif case.choices:
+            self.dropped += 1
         self.flush()
 
     def flush(self, force: bool = False) -> bool:
@@ -110,6 +125,7 @@ class FindingsDB:
             while self.unsaved:
                 self.db.save(self.key, self.unsaved[0])
                 self.unsaved.pop(0)
+                self.stored = (self.stored or 0) + 1
         except _db_errors():
             self.failures += 1
             self.down_until = time.monotonic() + RETRY_AFTER
