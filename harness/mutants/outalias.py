@@ -4,9 +4,9 @@ names learn the new shape.
 Dynamo graph-breaks when an `out=` op resizes its target, because "it's non-trivial to update all
 references of the old TensorVariable" (variables/torch.py). The mutant does the partial update that
 comment warns about: it traces on and rebinds the frame's local names (those of the frames it was
-inlined from, and names that are cells) to the result, while a list element, dict value or object attribute still holds the old
-variable with the old shape. Reading the tensor back through such a path, as the `out-alias` construct
-does, then gives stale `.numel()` / `.shape` / `.stride()` values.
+inlined from, and names that are cells) to the result, while a list element, dict value or object
+attribute still holds the old variable with the old shape. Reading the tensor back through such a
+path, as the `out-alias` construct does, then gives stale `.numel()` / `.shape` / `.stride()` values.
 """
 from __future__ import annotations
 
