@@ -25,15 +25,16 @@ def dynfuzz(*args, timeout=300):
 
 @pytest.mark.slow
 def test_short_campaign_writes_a_valid_summary(tmp_path):
-    r = dynfuzz("fuzz", "--budget", "20s", "--seed", "3", "--family", "basic", "--out", str(tmp_path),
-                "--no-progress")
+    r = dynfuzz("fuzz", "--cases", "8", "--budget", "5m", "--seed", "3", "--family", "basic", "--out",
+                str(tmp_path), "--no-progress")
     assert r.returncode == 0, r.stderr
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert SUMMARY_FIELDS <= summary.keys()
     assert summary["cases"] > 0 and summary["backend"] == "eager" and summary["device"] == "cpu"
     assert 0 <= summary["overhead_fraction"] <= 1
     assert summary["features"] and all(isinstance(v, int) for v in summary["features"].values())
-    assert summary["unique"] == len(list((tmp_path / "findings").glob("*.py")))
+    assert summary["cases"] == 8 and summary["harness_errors"] == {}
+    assert summary["unique"] == len(list((tmp_path / "findings").glob("*/examples/*.py")))
 
 
 def test_broken_compiler_campaign_saves_findings_that_check_reproduces(tmp_path):
@@ -41,7 +42,7 @@ def test_broken_compiler_campaign_saves_findings_that_check_reproduces(tmp_path)
                 "--family", "basic", "--out", str(tmp_path), "--no-progress")
     assert r.returncode == 0, r.stderr
     summary = json.loads((tmp_path / "summary.json").read_text())
-    saved = sorted((tmp_path / "findings").glob("*.py"))
+    saved = sorted((tmp_path / "findings").glob("*/examples/*.py"))
     assert summary["unique"] == len(saved) >= 1
     assert summary["by_oracle"].get("outputs", 0) >= 1
     target = saved[0]
