@@ -6,6 +6,7 @@ campaign still ends within its budget plus a small grace.
 """
 from __future__ import annotations
 
+import json
 import textwrap
 
 import pytest
@@ -338,3 +339,26 @@ def test_the_example_database_is_bounded(tmp_path, monkeypatch):
     for i in range(6):
         db.save(Case("x", choices=(i,)))
     assert len(list(db.db.fetch(db.key))) == 3 and db.dropped == 3
+
+
+def test_sample_stats_counts_programs_that_do_not_draw_or_run(monkeypatch, capsys):
+    """`dynfuzz sample --stats` died on a generator ValueError and on an inputs() calling t() on 3-D."""
+    from dynfuzz import sample as sample_mod
+
+    broken = _OK.replace("return (torch.linspace(-1, 1, 4, device=device),)", "return (torch.ones(2, 3, 4).t(),)")
+    programs = [_OK, ValueError("empty choice"), broken, _OK]
+
+    def draw(seed, families=()):
+        src = programs[draw.calls]
+        draw.calls += 1
+        if isinstance(src, BaseException):
+            raise src
+        return Case(textwrap.dedent(src), seed=seed)
+
+    draw.calls = 0
+    monkeypatch.setattr(sample_mod, "draw_case", draw)
+    assert sample_mod.sample(4, 0, (), stats=True, as_json=True) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["generator_errors"] == 1 and result["valid_fraction"] == 0.5
+    assert {"generator raised ValueError", "InvalidCase"} <= {e["error"].split(":")[0] for e in
+                                                             result["invalid_examples"]}
