@@ -4,8 +4,7 @@ Found by dynfuzz's order-state construct (issue 14) and minimized by hand. Eager
 {'b': 2, 'a': 3}: `del o.a; o.a = 3` moves `a` to the end. Compiled replays only the final `setattr`,
 so `a` keeps its old place: {'a': 3, 'b': 2}. A global object of a user class loses the order the same
 way; a types.SimpleNamespace keeps it.
-torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed.
-"""
+torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed."""
 DYNFUZZ = {'oracle': 'effects',
  'kind': 'effect-lost',
  'signature': 'f591c658b257',

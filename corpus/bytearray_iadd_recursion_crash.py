@@ -4,8 +4,7 @@ Found by dynfuzz (torch 2.13 campaign, 3 findings: 623853fff4a9, 759d4daa426c, c
 Eager appends to the bytearray in place; compiled raises InternalTorchDynamoError wrapping RecursionError
 (maximum recursion depth exceeded). c.extend(b'...') and c.append(5) are traced correctly; a global bytearray
 with `global C; C += b'...'` crashes the same way.
-torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed.
-"""
+torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed."""
 DYNFUZZ = {'oracle': 'exceptions',
  'kind': 'crash',
  'signature': '623853fff4a9',

@@ -3,8 +3,7 @@
 Found by dynfuzz (torch 2.13 campaigns) and minimized by hand. K().m(x) with K.m swapped for K.alt between calls: eager calls the new method on call 1,
 compiled still runs the old one (t * 2 instead of t + 1). A global instance diverges the same way.
 Related: pytorch/pytorch#197860 (replacing the method's __code__ is not guarded either).
-torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed.
-"""
+torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed."""
 DYNFUZZ = {'oracle': 'outputs',
  'kind': 'miscompile',
  'signature': '4546f74be36f',
@@ -57,7 +56,10 @@ def run(source, compiled):
         if call:
             ns["between"](call)
         args = ns["inputs"]("cpu", call)
-        out = fn(*args)
+        try:
+            out = fn(*args)
+        except Exception as e:
+            out = e
     return out, args, ns
 
 

@@ -5,8 +5,7 @@ before a graph break and becomes an input of the resume function) and minimized 
 AssertionError 'lift_tracked_freevar_to_input should not be called on root SubgraphTracer'; eager returns x * u.
 With an operand that requires grad the same program raises UncapturedHigherOrderOpError ('Data dependent operator')
 instead. Static shapes (dynamic=None, first call) trace it fine; related: corpus/cond_branch_item_float_crash.py.
-torch 2.13.0+cpu, torch.compile(backend="eager", dynamic=True): exits 1 while the bug is present, 0 once fixed.
-"""
+torch 2.13.0+cpu, torch.compile(backend="eager", dynamic=True): exits 1 while the bug is present, 0 once fixed."""
 DYNFUZZ = {'oracle': 'exceptions',
  'kind': 'crash',
  'signature': 'c2dbf3e7a08f',

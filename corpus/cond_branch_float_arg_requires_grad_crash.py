@@ -5,8 +5,7 @@ break and becomes an input of the resume function) and minimized by hand. Compil
 UncapturedHigherOrderOpError 'Data dependent operator ... aten._local_scalar_dense' although the branch never reads
 tensor data; eager returns w.cos() * u. Same program with an operand that does not require grad:
 corpus/cond_branch_float_arg_dynamic_crash.py (AssertionError in lift_tracked_freevar_to_input).
-torch 2.13.0+cpu, torch.compile(backend="eager", dynamic=True): exits 1 while the bug is present, 0 once fixed.
-"""
+torch 2.13.0+cpu, torch.compile(backend="eager", dynamic=True): exits 1 while the bug is present, 0 once fixed."""
 DYNFUZZ = {'oracle': 'exceptions',
  'kind': 'crash',
  'signature': '5af9463fd2c4',

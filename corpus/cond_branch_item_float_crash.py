@@ -1,8 +1,7 @@
 """[exceptions/spurious-exception] fullgraph: cond branch closing over a float from .item(): AssertionError in cond's fake-tensor check
 
 Found by dynfuzz (conds family, torch 2.13 campaigns) and minimized by hand. Compiled raises TorchRuntimeError wrapping AssertionError '... can only be of (Tensor, int, SymInt) but got (FakeTensor, SymFloat)' when a cond branch closes over a float from .item() under fullgraph; eager (torch.cond as a plain if) returns x + max(x).
-torch 2.13.0+cpu, torch.compile(backend="eager", fullgraph=True): exits 1 while the bug is present, 0 once fixed.
-"""
+torch 2.13.0+cpu, torch.compile(backend="eager", fullgraph=True): exits 1 while the bug is present, 0 once fixed."""
 DYNFUZZ = {'oracle': 'exceptions',
  'kind': 'spurious-exception',
  'signature': 'c1f82645ab7d',

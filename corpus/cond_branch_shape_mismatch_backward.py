@@ -1,8 +1,7 @@
 """[grads/backward-crash] cond branches with different output shapes: compiled backward raises RuntimeError (shape '[2, 4]' is invalid)
 
 Found by dynfuzz (conds family, torch 2.13 campaigns) and minimized by hand. Branches whose outputs differ in shape are accepted in forward; the compiled backward raises RuntimeError "shape '[2, 4]' is invalid for input of size 12". Eager (a plain if) computes the gradient.
-torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed.
-"""
+torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed."""
 DYNFUZZ = {'oracle': 'grads',
  'kind': 'backward-crash',
  'signature': 'cab0ce881b4a',

@@ -1,8 +1,7 @@
 """seed scenario: cond nested symint
 
 Hand-written seed scenario (see DESIGN.md, seed documents).
-torch 2.13.0+cpu, torch.compile(backend="eager", dynamic=True): exits 1 while the bug is present, 0 once fixed.
-"""
+torch 2.13.0+cpu, torch.compile(backend="eager", dynamic=True): exits 1 while the bug is present, 0 once fixed."""
 DYNFUZZ = {'oracle': 'all',
  'kind': 'seed',
  'signature': None,

@@ -4,8 +4,7 @@ Found by dynfuzz's identity-compiler campaign (eager-mode torch.cond runs Dynamo
 With s marked dynamic and a branch that reads only s.size(0), torch.cond saves s for backward; an in-place
 write to s after the cond then fails backward ('modified by an inplace operation'). The equivalent plain
 `if` saves nothing of s and backward succeeds. Without mark_dynamic, or without the size read, both agree.
-torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed.
-"""
+torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed."""
 DYNFUZZ = {'oracle': 'grads',
  'kind': 'backward-crash',
  'signature': '06fd6dbdcc0c',

@@ -5,8 +5,7 @@ deque.__iadd__ works in place and returns the same deque: eager leaves D = deque
 Compiled stores a NEW deque into the global: deque([0, 5, 3]) without maxlen; other references to the old deque
 are left unchanged. Without maxlen the contents agree but the identity is still lost (D is not the old object).
 A deque argument (`d += [3]`, no global rebinding) is handled correctly.
-torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed.
-"""
+torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed."""
 DYNFUZZ = {'oracle': 'effects',
  'kind': 'effect-mismatch',
  'signature': '9e335f2d864f',

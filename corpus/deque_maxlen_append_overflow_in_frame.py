@@ -8,8 +8,7 @@ Cause: Dynamo wraps an existing deque without its maxlen (VariableBuilder.wrap_l
 unbounded; the same defect loses appendleft() writes (corpus/deque_maxlen_appendleft_lost.py, c79b963b3f61).
 Status open, not listed in known_issues.toml: a call-0 values signature ('out:values' here, 'out[]:values' in
 campaigns) is shared by every value miscompile of that output shape, so listing it would hide unrelated bugs.
-torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed.
-"""
+torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed."""
 DYNFUZZ = {'oracle': 'outputs',
  'kind': 'miscompile',
  'signature': '409708ff9d8a',

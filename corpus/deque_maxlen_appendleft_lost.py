@@ -2,8 +2,7 @@
 
 Found by dynfuzz (torch 2.13 campaigns) and minimized by hand. Eager leaves deque([9, 2, 0], maxlen=3); compiled leaves the deque unchanged, deque([2, 0, 5], maxlen=3).
 A deque argument loses the write the same way; without maxlen the write is kept.
-torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed.
-"""
+torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed."""
 DYNFUZZ = {'oracle': 'effects',
  'kind': 'effect-lost',
  'signature': 'c79b963b3f61',

@@ -2,8 +2,7 @@
 
 Found by dynfuzz (torch 2.13 campaigns) and minimized by hand. math.copysign(1.0, s) with s=0.0 on call 0 and s=-0.0 on call 1: eager adds -1 on call 1,
 compiled still adds +1 (0.0 == -0.0, so no recompile).
-torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed.
-"""
+torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed."""
 DYNFUZZ = {'oracle': 'outputs',
  'kind': 'miscompile',
  'signature': '9c0bc2b3c3fb',
@@ -43,7 +42,10 @@ def run(source, compiled):
     fn = torch.compile(ns["f"], backend="eager") if compiled else ns["f"]
     for call in range(2):
         args = ns["inputs"]("cpu", call)
-        out = fn(*args)
+        try:
+            out = fn(*args)
+        except Exception as e:
+            out = e
     return out, args, ns
 
 

@@ -1,8 +1,7 @@
 """[exceptions/crash] removing a hook handle of an intermediate: AssertionError in Dynamo
 
 Found by dynfuzz (campaign seed 0) and minimized. Compiled raises AssertionError 'idx must not be None for hook removal'; eager runs.
-torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed.
-"""
+torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed."""
 DYNFUZZ = {'oracle': 'exceptions',
  'kind': 'crash',
  'signature': '9edf3a65597c',

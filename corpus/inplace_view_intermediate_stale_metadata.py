@@ -2,8 +2,7 @@
 
 Found by dynfuzz (torch 2.13 campaigns) and minimized by hand. After w = y.abs(); w.t_() eager reports stride (1, 3), not contiguous; compiled reports the
 pre-transpose (3, 1), contiguous (also with fullgraph=True). unsqueeze_ on such a tensor leaves a stale shape the same way.
-torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed.
-"""
+torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed."""
 DYNFUZZ = {'oracle': 'outputs',
  'kind': 'miscompile',
  'signature': '343689d54729',

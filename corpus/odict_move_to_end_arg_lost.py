@@ -3,8 +3,7 @@
 Found by dynfuzz's order-state construct (issue 14) and minimized by hand. Eager leaves the argument as
 OrderedDict([('b', 2), ('a', 1)]); compiled leaves it unchanged, OrderedDict([('a', 1), ('b', 2)]): the
 only mutation is a reordering, and it is not replayed.
-torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed.
-"""
+torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed."""
 DYNFUZZ = {'oracle': 'effects',
  'kind': 'effect-lost',
  'signature': 'e6c86c6277a4',

@@ -2,8 +2,7 @@
 
 Found by dynfuzz (torch 2.13 campaigns) and minimized by hand. Eager resizes the 2-element out to a 0-d tensor; compiled with dynamic=True raises TorchRuntimeError
 ('tried to directly modify sizes for customized tensor').
-torch 2.13.0+cpu, torch.compile(backend="eager", dynamic=True): exits 1 while the bug is present, 0 once fixed.
-"""
+torch 2.13.0+cpu, torch.compile(backend="eager", dynamic=True): exits 1 while the bug is present, 0 once fixed."""
 DYNFUZZ = {'oracle': 'exceptions',
  'kind': 'spurious-exception',
  'signature': '43a63c902e60',

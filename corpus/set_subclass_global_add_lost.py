@@ -1,8 +1,7 @@
 """[effects/effect-lost] global set subclass: add() inside torch.compile is lost
 
 Found by dynfuzz (campaign seed 0) and minimized. Eager leaves seen == Tags({0, 1}); compiled leaves Tags({0}). A plain set is fine.
-torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed.
-"""
+torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed."""
 DYNFUZZ = {'oracle': 'effects',
  'kind': 'effect-lost',
  'signature': 'db6871c6eba5',

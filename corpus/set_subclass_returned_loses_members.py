@@ -1,8 +1,7 @@
 """[outputs/miscompile] a set subclass built in the compiled frame is returned empty
 
 Found by dynfuzz (campaign seed 0) and minimized. Eager returns Tags({0}); compiled returns Tags() (members dropped on reconstruction).
-torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed.
-"""
+torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed."""
 DYNFUZZ = {'oracle': 'outputs',
  'kind': 'miscompile',
  'signature': '05229613a990',

@@ -2,8 +2,7 @@
 
 Found by dynfuzz (campaign seed 0) and minimized. A plain `set` argument keeps the element;
 a subclass of `set` does not: eager leaves Tags({0, 1}), compiled leaves Tags({1}).
-torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed.
-"""
+torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed."""
 DYNFUZZ = {'oracle': 'effects',
  'kind': 'effect-lost',
  'signature': '937334532bab',

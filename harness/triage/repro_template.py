@@ -16,8 +16,7 @@ from typing import Any
 TEMPLATE = '''\
 """{title}
 
-{about}
-"""
+{about}"""
 DYNFUZZ = {meta}
 
 import torch
