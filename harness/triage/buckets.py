@@ -97,6 +97,8 @@ def error_of(f: Finding) -> str | None:
         m = _ERROR.match(line)
         if m:
             name = m.group("type").rsplit(".", 1)[-1]
+            if any("RecursionError" in d for d in f.details):
+                return f"{name} (RecursionError)"  # where the stack ran out depends on the process's depth
             frame = getattr(f, "torch_frame", None)
             return f"{name} in {frame}" if frame else name
     return None
