@@ -195,7 +195,7 @@ def fresh_closure_writes_preexisting(draw, b: Builder) -> None:
     """A pre-existing function, called in the region, makes a fresh closure there that writes a cell
     created before compiling; a pre-existing getter reads that cell before and after."""
     cell = new_cell(draw, b, "v")
-    maker, mk, get = b.fresh("make_fw"), b.fresh("MKW"), b.fresh("GETW")
+    maker, mk, get = b.fresh("make_fw"), b.fresh("FW_MAKE"), b.fresh("FW_GET")
     stmts, rebinds = write(draw, cell, ir.BinOp(mean_of("t"), "*", ir.Name("s")))
     b.add_helper(ir.Def(maker, (), (
         ir.Assign(cell.expr, init(cell.kind)),

@@ -63,9 +63,11 @@ def _functions(table: symtable.SymbolTable):
 
 
 def _cells(table: symtable.SymbolTable) -> set[str]:
-    """Names local to a function scope that one of its children reads as a free variable."""
-    return {name for child in table.get_children() for name in child.get_frees()
-            if name in table.get_locals()}
+    """Names local to a function scope that one of its children reads as a free variable (none for a class)."""
+    if table.get_type() != "function":
+        return set()
+    return {name for child in table.get_children() if child.get_type() == "function"
+            for name in child.get_frees() if name in table.get_locals()}
 
 
 def test_shadowing_binds_one_name_as_global_parameter_cell_local_and_free():

@@ -26,7 +26,7 @@ from dynfuzz.triage.repro import read_program
 CAMPAIGNS = {
     "cell-by-contents": ("closures", "cells-agree", 20),
     "cell-by-name": ("closures", "preexisting-cells", 20),
-    "subscript-write-unmarked": ("effects", "sole-mutation", 20),
+    "subscript-write-unmarked": ("effects", "sole-mutation", 40),
     "attr-replay-reversed": ("effects", "order-state", 30),
 }
 # Switching a construct off also switches off its sibling construct of the same family, so that neither can
