@@ -125,10 +125,6 @@ def diff_check(finding) -> list[str]:
     return assert_lines(path, aspect, exp, act)
 
 
-def raised(name: str) -> str:
-    return f"isinstance({name}, Exception)"
-
-
 def agreement_check() -> list[str]:
     """For a program with no recorded divergence (a seed scenario): the same error, or the same output tensors."""
     return ["if isinstance(out, Exception) or isinstance(c_out, Exception):",

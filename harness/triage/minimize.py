@@ -18,13 +18,7 @@ from dynfuzz.oracles import Finding
 from dynfuzz.run.compilers import Compiler, CompileSpec, make_compiler
 from dynfuzz.run.judge import judge
 from dynfuzz.triage.reduce import ReduceStats, reduce_source
-from dynfuzz.triage.repro import (  # noqa: F401 - the renderers moved to repro.py; still importable here
-    SavedProgram,
-    render_entry,
-    render_minimized,
-    script_exit_code,
-    write_minimized,
-)
+from dynfuzz.triage.repro import SavedProgram, write_minimized
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from dynfuzz.oracles import Finding
 from dynfuzz.oracles.checks import Unrenderable, agreement_check
 from dynfuzz.oracles.registry import render_check
 from dynfuzz.run.compilers import CompileSpec
-from dynfuzz.triage.repro_template import UNRENDERABLE, Plan, fill, literal
+from dynfuzz.triage.repro_template import UNRENDERABLE, Plan, fill
 
 if TYPE_CHECKING:
     from dynfuzz.triage.minimize import Minimized
@@ -41,10 +41,6 @@ def torch_version() -> str:
         return metadata.version("torch")
     except metadata.PackageNotFoundError:
         return "unknown"
-
-
-def _literal(text: str | None) -> str:
-    return literal(text)
 
 
 def metadata_for(case: Case, finding: Finding, spec: CompileSpec, **extra: Any) -> dict[str, Any]:
@@ -192,14 +188,6 @@ def write_finding(directory: Path, case: Case, finding: Finding, spec: CompileSp
     return path
 
 
-def script_exit_code(text: str, timeout: float = 120.0) -> int | None:
-    """Run a rendered script in a fresh interpreter; its exit code, or None if it hung."""
-    try:
-        return subprocess.run([sys.executable, "-c", text], capture_output=True, timeout=timeout).returncode
-    except subprocess.TimeoutExpired:
-        return None
-
-
 def _run_verdict(cmd: list[str], timeout: float, script: bool) -> str:
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -270,15 +258,6 @@ def render_entry(meta: dict[str, Any], source: str, eager_source: str | None = N
     case = Case(source=source, entry=meta.get("entry", "f"), tags=frozenset(meta.get("tags", ())),
                 eager_source=eager_source, intended_error=meta.get("intended_error"))
     return render_repro(case, finding, spec, meta, note=about)
-
-
-def _compile_args(spec: CompileSpec) -> str:
-    args = [f'backend="{spec.backend}"']
-    if spec.fullgraph:
-        args.append("fullgraph=True")
-    if spec.dynamic is not None:
-        args.append(f"dynamic={spec.dynamic}")
-    return ", ".join(args)
 
 
 def write_minimized(m: Minimized, spec: CompileSpec, out: Path, origin: dict[str, Any] | None = None,
