@@ -43,17 +43,17 @@ def command(mode: str, args, out: Path) -> list[str]:
 def collect(mode: str, args, out: Path) -> dict:
     summary = json.loads((out / "summary.json").read_text())
     coverage = json.loads((out / "coverage.json").read_text()) if (out / "coverage.json").exists() else None
-    return {"summary": summary, "coverage": coverage, "pairs": len(tag_pairs(mode, args, out))}
+    return {"summary": summary, "coverage": coverage, "pairs": len(tag_pairs(mode, args, out, summary["cases"]))}
 
 
-def tag_pairs(mode: str, args, out: Path) -> set[tuple[str, str]]:
-    """Distinct pairs of feature tags that occur together in one case."""
+def tag_pairs(mode: str, args, out: Path, cases: int) -> set[tuple[str, str]]:
+    """Distinct pairs of feature tags that occur together in one case (of the `cases` the campaign ran)."""
     if mode == "guided":
         rows = [json.loads(line) for line in (out / "guided" / "cases.jsonl").read_text().splitlines()]
         tag_sets = [row["tags"] for row in rows]
     else:  # the unguided stream: the same programs the campaign drew
         families = tuple(args.family or ())
-        tag_sets = [draw_case(case_seed(args.seed, i), families).tags for i in range(args.cases)]
+        tag_sets = [draw_case(case_seed(args.seed, i), families).tags for i in range(cases)]
     return {pair for tags in tag_sets for pair in itertools.combinations(sorted(tags), 2)}
 
 
