@@ -126,3 +126,20 @@ def inputs(device, call=0):
     assert e.key == "effects/lost-effect: set argument .add", "compiled on the changed state it diverges too"
     swap_key = explain(*_finding(METHOD_SWAP, "stale-class-attr")).key
     assert swap_key.endswith(" after plain class method ="), "a missing guard keeps its perturbation"
+
+
+def test_triage_pool_spreads_jobs_over_its_lanes_and_reports_leftovers_from_all():
+    from dynfuzz.run.compiler_base import CompileSpec
+    from dynfuzz.triage.queue import TriagePool, triage_lanes
+
+    assert [triage_lanes(n) for n in (0, 1, 2, 3, 8, 16)] == [1, 1, 1, 1, 2, 5]
+    pool = TriagePool(CompileSpec(), budget=1.0, lanes=3)
+    started = []
+    for lane in pool.lanes:  # record what each lane was given without starting worker processes
+        lane._feed = lambda lane=lane: started.append(lane)
+    case = Case(source="def f(x):\n    return x\n")
+    for i in range(5):
+        pool.submit(f"k{i}", case, None)
+    assert sorted(len(lane) for lane in pool.lanes) == [1, 2, 2]
+    results, left = pool.drain(0.0)
+    assert results == [] and sorted(left) == [f"k{i}" for i in range(5)]

@@ -95,7 +95,9 @@ class Campaign(Ledger):
 
         remove_compile_cache = campaign_compile_cache(cfg.out)  # before any worker starts: they inherit it
         if cfg.minimize_budget:
-            self.filer.enable_queue(cfg.minimize_budget)
+            from dynfuzz.triage.queue import triage_lanes
+
+            self.filer.enable_queue(cfg.minimize_budget, triage_lanes(cfg.workers))
         t0 = time.monotonic()
         pool = None
         if cfg.ray is not None:

@@ -68,11 +68,11 @@ class BucketFiler:
         self.pending: dict[str, Bucket] = {}  # cheap key -> the bucket waiting for its triage
         self.queue = None
 
-    def enable_queue(self, budget: float) -> None:
-        """Minimize new cheap keys in a worker process, `budget` seconds each."""
-        from dynfuzz.triage.queue import TriageQueue
+    def enable_queue(self, budget: float, lanes: int = 1) -> None:
+        """Minimize new cheap keys in `lanes` worker processes, `budget` seconds each."""
+        from dynfuzz.triage.queue import TriagePool
 
-        self.queue = TriageQueue(self.spec, budget)
+        self.queue = TriagePool(self.spec, budget, lanes)
 
     # ---- filing ----
     def file(self, case: Case, f: Finding, u: Any, seconds: float) -> bool:

@@ -174,3 +174,45 @@ class TriageQueue:
                 pass
             self.process.join(2)
         self._stop()
+
+
+class TriagePool:
+    """Several TriageQueue lanes, for campaigns whose workers find new cheap keys faster than one
+    minimizer explains them (a 16-core run files dozens a minute, at up to a minute each).
+    A job goes to the lane with the fewest jobs; results and leftovers are gathered from all lanes."""
+
+    def __init__(self, spec: CompileSpec, budget: float, lanes: int = 1) -> None:
+        self.lanes = [TriageQueue(spec, budget) for _ in range(max(1, lanes))]
+
+    def __len__(self) -> int:
+        return sum(len(lane) for lane in self.lanes)
+
+    def submit(self, ident: str, case: Case, finding: Finding, meta: dict[str, Any] | None = None) -> None:
+        min(self.lanes, key=len).submit(ident, case, finding, meta)
+
+    def poll(self, wait: float = 0.0) -> list[tuple[str, str, Any]]:
+        busy = [lane for lane in self.lanes if len(lane)]
+        out: list[tuple[str, str, Any]] = []
+        for i, lane in enumerate(busy):
+            out += lane.poll(wait if i == 0 and not out else 0.0)
+        return out
+
+    def drain(self, deadline: float) -> tuple[list[tuple[str, str, Any]], list[str]]:
+        out: list[tuple[str, str, Any]] = []
+        while len(self) and time.monotonic() < deadline:
+            out += self.poll(wait=min(0.2, max(deadline - time.monotonic(), 0.0)))
+        left: list[str] = []
+        for lane in self.lanes:
+            more, rest = lane.drain(time.monotonic())
+            out += more
+            left += rest
+        return out, left
+
+    def close(self) -> None:
+        for lane in self.lanes:
+            lane.close()
+
+
+def triage_lanes(workers: int) -> int:
+    """Minimizer processes for a campaign of `workers`: one per three workers, at least one."""
+    return max(1, workers // 3)
