@@ -39,18 +39,20 @@ def subscript_write_unmarked() -> None:
 
 @mutant("attr-replay-reversed", construct="order-state")
 def attr_replay_reversed() -> None:
-    """Attribute writes are replayed in reverse: `codegen_update_mutated` walks each object's writes
-    backwards and applies them in that order (one of its two reversals lost), so new attributes
-    added in one call appear in `vars(obj)` in the opposite order; values stay right."""
+    """Attribute writes to a pre-existing object are replayed in reverse: `codegen_update_mutated` walks
+    its writes backwards and applies them in that order (one of its two reversals lost), so new
+    attributes added in one call appear in `vars(obj)` in the opposite order; values stay right."""
     from torch._dynamo import variables
     from torch._dynamo.side_effects import SideEffects
+    from torch._dynamo.variables.base import AttributeMutationExisting
 
     original = SideEffects.codegen_update_mutated
 
     def codegen_update_mutated(self, cg, *args, **kwargs):
         saved = dict(self.store_attr_mutations)
         for var, writes in saved.items():
-            if isinstance(var, variables.UserDefinedObjectVariable):
+            if isinstance(var, variables.UserDefinedObjectVariable) \
+                    and isinstance(var.mutation_type, AttributeMutationExisting):
                 self.store_attr_mutations[var] = dict(reversed(writes.items()))
         try:
             return original(self, cg, *args, **kwargs)
