@@ -9,8 +9,8 @@ The generic exception oracle skips these cases so nothing is reported twice.
 """
 from __future__ import annotations
 
-from .grads import is_grad_path
 from .checks import diff_check
+from .grads import is_grad_path
 from .model import ExcInfo, Finding, Observations, finding
 from .outputs import describe, diff_key
 from .registry import oracle, renders

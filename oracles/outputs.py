@@ -6,9 +6,9 @@ import re
 
 from .checks import diff_check
 from .model import Finding, Observations, finding
+from .policy import screen, tolerance_for
 from .registry import oracle, renders
 from .sections import section
-from .policy import screen, tolerance_for
 from .snapshot import Diffs, diff, without_grads
 
 _INDEX = re.compile(r"\[[^\]]*\]")
