@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dynfuzz.errors import UsageError
 from dynfuzz.generators.case import case_seed, draw_case
 from dynfuzz.run.compilers import CompileSpec
 from dynfuzz.triage.buckets import INTERNAL_CLASSES, NOTE_CLASSES
@@ -93,6 +94,8 @@ def run_gate(config: GateConfig) -> int:
     start = time.monotonic()
     try:
         result = _run(config, start)
+    except UsageError:
+        raise  # bad input (a missing corpus path...): the CLI's one line and exit 2
     except Exception as e:  # never a crash, never a torch divergence: dynfuzz's own failure
         import traceback
 

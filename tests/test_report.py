@@ -68,25 +68,35 @@ def test_a_campaign_without_findings_says_so(campaigns):
 
 
 def test_since_lists_new_and_gone_buckets_and_count_changes_first(campaigns, tmp_path):
+    """Against PREV: one bucket only in the current run (new), one only in PREV (gone), one in both with
+    another count. Both summaries are edited copies of one campaign (which files a single bucket)."""
     found, _ = campaigns
-    prev = tmp_path / "prev"
+    cur, prev = tmp_path / "cur", tmp_path / "prev"
+    shutil.copytree(found, cur)
     shutil.copytree(found, prev)
-    summary = json.loads((prev / "summary.json").read_text())
-    field = "buckets" if "buckets" in summary else "unique_findings"
+    edits = {}
+    for folder in (cur, prev):
+        summary = json.loads((folder / "summary.json").read_text())
+        field = "buckets" if "buckets" in summary else "unique_findings"
+        edits[folder] = (summary, field, "key" if field == "buckets" else "signature")
+    summary, field, key = edits[cur]
     rows = summary[field]
-    key = "key" if field == "buckets" else "signature"
-    dropped = rows.pop(0)
+    rows.append({**rows[0], key: "effects/lost-effect: appeared tonight @dynamo", "count": 1})
+    (cur / "summary.json").write_text(json.dumps(summary))
+    summary, field, key = edits[prev]
+    rows = summary[field]
     rows[0]["count"] += 3
     rows.append({**rows[0], key: "outputs/wrong-value: fixed since @dynamo", "count": 2})
     (prev / "summary.json").write_text(json.dumps(summary))
     out = tmp_path / "report"
-    assert main(["report", str(found), "--since", str(prev), "--out", str(out)]) == 0
+    assert main(["report", str(cur), "--since", str(prev), "--out", str(out)]) == 0
     page = (out / "report.html").read_text()
     assert page.index('id="changes"') < page.index('id="totals"')
     new = page.split('id="new-buckets"')[1].split("</ul>")[0]
     gone = page.split('id="gone-buckets"')[1].split("</ul>")[0]
     changed = page.split('id="count-changes"')[1].split("</ul>")[0]
-    assert dropped[key].split(":")[0] in new and "fixed since" in gone and "&rarr;" in changed
+    assert "appeared tonight" in new and "fixed since" in gone and "&rarr;" in changed
+    assert "fixed since" not in new and "appeared tonight" not in gone
 
 
 def test_several_campaigns_merge_into_one_report(campaigns, tmp_path):
