@@ -70,8 +70,9 @@ def _same_failure(eager: ExcInfo, compiled: ExcInfo, fullgraph: bool) -> bool:
 
 # Note [Deliberate refusals are not findings]
 # Some programs break the graph on purpose: `torch._dynamo.graph_break()`, `print`, an `out=` op that
-# resizes its target, data-dependent control flow; under fullgraph=True Dynamo must refuse them, with
-# `Unsupported` naming that construct. A torch.cond branch with a side effect or a graph break is
+# resizes its target, data-dependent control flow, an in-place view op such as `t_()` on a graph input
+# (gb0148: "Getting an inplace view on a graph input is not supported"); under fullgraph=True Dynamo must
+# refuse them, with `Unsupported` naming that construct. A torch.cond branch with a side effect or a graph break is
 # refused with or without fullgraph (a higher-order op is captured whole or not at all), and a
 # dimension marked dynamic that the program specialises raises ConstraintViolationError by design.
 # Those refusals are correct behaviour: the case is recorded as skipped with the reason, not judged.
@@ -81,6 +82,8 @@ FULLGRAPH_REFUSALS = (  # (gb_type, word the message must contain, reason)
     ("Failed to trace builtin operator", "`print`", "print() under fullgraph"),
     ("Shape mismatch with out= tensor variant", "", "out= op resizing its target under fullgraph"),
     ("Data-dependent branching", "", "data-dependent branching under fullgraph"),
+    ("Unsupported function call (delayed)", "inplace view on a graph input",
+     "an in-place view op (t_, transpose_...) on a graph input under fullgraph"),
     ("Attempted to inline function marked as skipped", "intentionally", "a function Dynamo deliberately skips, "
      "under fullgraph"),
     ("Attempted to call function marked as skipped", "intentionally", "a function Dynamo deliberately skips, "

@@ -37,6 +37,12 @@ DELIBERATE = {  # construct -> (program body, fullgraph it is refused under)
             torch.sigmoid(x, out=y)
             return y + 1
     """, True),
+    "an in-place view op (t_, transpose_...) on a graph input under fullgraph": ("""
+        import torch
+        def f(x, y):
+            y.t_()
+            return x + 1
+    """, True),
     "side effect or graph break inside a torch.cond branch": ("""
         import torch
         LOG = []
