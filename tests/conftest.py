@@ -50,3 +50,14 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "cuda" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _dynamo_config_is_restored():
+    """Programs run in-process may set torch._dynamo.config at module level (a corpus entry sets
+    capture_scalar_outputs): no test may leave its config to the next one in the same worker."""
+    from dynfuzz.triage.replay import restore_dynamo_config
+
+    saved = torch._dynamo.config.get_config_copy()
+    yield
+    restore_dynamo_config(saved)

@@ -87,7 +87,8 @@ def verdict_for(expected: str, signature: str | None, found: list[str]) -> str:
     return "still failing" if signature in found else "CHANGED"
 
 
-def _restore_dynamo_config(before: dict) -> None:
+def restore_dynamo_config(before: dict) -> None:
+    """Put back every torch._dynamo.config value that differs from `before` (a get_config_copy())."""
     import torch._dynamo.config as config
 
     with warnings.catch_warnings():
@@ -126,7 +127,7 @@ def run_entry(path: str, known_path: str | None = None) -> Outcome:
     except Exception as e:  # a harness failure on this entry, reported rather than raised
         return Outcome(path, expected, "harness error", "ERROR", detail=f"{type(e).__name__}: {e}")
     finally:
-        _restore_dynamo_config(before)
+        restore_dynamo_config(before)
     torch_findings = [f for f in result.findings if f.kind not in SELF_KINDS]
     found = [f.signature for f in torch_findings]
     observed = "diverges" if found else "agrees"
