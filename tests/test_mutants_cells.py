@@ -24,7 +24,7 @@ from dynfuzz.triage.repro import read_program
 
 # mutant -> (family, construct tag, cases): a seed-0 campaign that finds it, with margin
 CAMPAIGNS = {
-    "cell-by-contents": ("closures", "cells-agree", 20),
+    "cell-by-contents": ("closures", "cells-agree", 60),
     "cell-by-name": ("closures", "preexisting-cells", 20),
     "subscript-write-unmarked": ("effects", "sole-mutation", 40),
     "attr-replay-reversed": ("effects", "order-state", 30),
