@@ -1,6 +1,7 @@
 """Shared fixtures: compile specs, a judge helper that runs a program text, torch log quieting."""
 from __future__ import annotations
 
+import builtins
 import os
 import tempfile
 import textwrap
@@ -53,11 +54,14 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(autouse=True)
-def _dynamo_config_is_restored():
+def _process_state_is_restored():
     """Programs run in-process may set torch._dynamo.config at module level (a corpus entry sets
-    capture_scalar_outputs): no test may leave its config to the next one in the same worker."""
+    capture_scalar_outputs), and a local Ray cluster swaps `print` for its own: no test may leave either to
+    the next one in the same worker (Dynamo traces `print` as a graph break only while it is the builtin)."""
     from dynfuzz.triage.replay import restore_dynamo_config
 
     saved = torch._dynamo.config.get_config_copy()
+    saved_print = builtins.print  # ray.init() replaces print in its driver process (log deduplication)
     yield
     restore_dynamo_config(saved)
+    builtins.print = saved_print

@@ -39,10 +39,14 @@ def test_duplicates_are_counted_once_saved_and_summary_is_consistent(tmp_path):
     assert on_disk["cases"] == 6 and on_disk["unique"] == 1
 
 
-def test_known_signatures_are_counted_but_not_saved(tmp_path):
+def test_known_buckets_are_counted_but_not_saved(tmp_path):
+    """Known issues match by bucket key; a signature alone (shared by unrelated bugs) hides nothing."""
     first = run(tmp_path, "crash", 2, workers=0)
-    sig = first["unique_findings"][0]["signature"]
-    known = KnownIssues({sig: {"signature": sig, "upstream": "https://example.invalid/1"}})
+    sig, key = first["unique_findings"][0]["signature"], first["buckets"][0]["key"]
+    by_signature = KnownIssues({sig: {"signature": sig}}, [{"signature": sig, "key": "outputs/wrong-value: other"}])
+    assert run(tmp_path / "sig", "crash", 2, workers=0, known=by_signature)["unique"] == first["unique"]
+    known = KnownIssues({sig: {"signature": sig}}, [{"signature": sig, "key": key,
+                                                      "upstream": "https://example.invalid/1"}])
     second = run(tmp_path / "again", "crash", 2, workers=0, known=known)
     assert second["known"] == 2 and second["unique"] == 0
     assert not list((tmp_path / "again" / "out" / "findings").glob("*/examples/*.py"))

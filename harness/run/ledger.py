@@ -49,6 +49,7 @@ class Ledger:
         self.findings_dir = config.out / "findings"
         self.unique: dict[str, Unique] = {}
         self.known_hits: Counter[str] = Counter()
+        self.known_by_signature: dict[str, str] = {}
         self.features: Counter[str] = Counter()
         self.by_oracle: Counter[str] = Counter()
         self.by_kind: Counter[str] = Counter()
@@ -133,8 +134,8 @@ class Ledger:
         self.by_kind[f.kind] += 1
         if f.layer:
             self.by_layer[f.layer] += 1
-        if f.signature in self.config.known:
-            self.known_hits[f.signature] += 1
+        if f.signature in self.known_by_signature:  # its first occurrence was keyed as a known issue
+            self.known_hits[self.known_by_signature[f.signature]] += 1
             return
         if f.signature in self.previous:  # found before a --resume: counted, never filed or reported again
             self.previous[f.signature]["count"] = self.previous[f.signature].get("count", 1) + 1
@@ -146,6 +147,9 @@ class Ledger:
             return
         u = Unique(f, None, case.seed)
         if not self.filer.file(case, f, u, self.seconds):
+            # Known issues match by bucket key, never by signature: a signature ("out[0] values differ")
+            # is shared by unrelated bugs, and a known one must not hide a new one.
+            self.known_by_signature[f.signature] = u.bucket or f.signature
             self.known_hits[u.bucket or f.signature] += 1
             return
         self.unique[f.signature] = u
