@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-CAMPAIGN = ["fuzz", "--cases", "14", "--budget", "5m", "--seed", "4", "--family", "basic", "--workers", "0",
+CAMPAIGN = ["fuzz", "--cases", "40", "--budget", "5m", "--seed", "4", "--family", "basic", "--workers", "0",
             "--compiler", "perturb-output", "--no-db", "--no-progress"]
 
 
@@ -46,16 +46,16 @@ def test_resume_after_sigkill_completes_the_stream_without_duplicates(tmp_path):
     whole, killed = tmp_path / "whole", tmp_path / "killed"
     assert _dynfuzz(*CAMPAIGN, "--out", str(whole)).returncode == 0
     proc = _start(*CAMPAIGN, "--out", str(killed))
-    _wait_for(proc, killed, 5)
+    _wait_for(proc, killed, 3)
     proc.send_signal(signal.SIGKILL)
     proc.wait(30)
     before = json.loads((killed / "summary.json").read_text())
-    assert before["cases"] < 14
-    r = _dynfuzz("fuzz", "--resume", str(killed), "--cases", "14", "--budget", "5m", "--no-progress", "--no-db")
+    assert before["cases"] < 40
+    r = _dynfuzz("fuzz", "--resume", str(killed), "--cases", "40", "--budget", "5m", "--no-progress", "--no-db")
     assert r.returncode == 0, r.stderr
     a = json.loads((whole / "summary.json").read_text())
     b = json.loads((killed / "summary.json").read_text())
-    assert b["cases"] == a["cases"] == 14
+    assert b["cases"] == a["cases"] == 40
     assert b["findings"] == a["findings"]
     sigs = [u["signature"] for u in b["unique_findings"]]
     assert len(sigs) == len(set(sigs)) and set(sigs) == {u["signature"] for u in a["unique_findings"]}
