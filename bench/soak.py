@@ -1,5 +1,6 @@
 """Soak test: run one campaign for a long time and report whether it stayed healthy.
 
+    pip install -e ".[bench]"  # psutil
     python bench/soak.py --budget 1h --workers 2 [--window 10m] [--out DIR] [-- extra fuzz flags]
 
 Prints (and writes to OUT/soak.json): the campaign's exit code (a death is anything but 0 or a clean
@@ -46,6 +47,7 @@ def soak(budget: float, workers: int, window: float, out: Path, extra: list[str]
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
     ps = psutil.Process(proc.pid)
     samples = []  # (seconds, cases, parent rss, worker rss)
+    loads = []  # 1-minute load average at each sample: how quiet the machine was, window by window
     start = time.monotonic()
     while proc.poll() is None:
         time.sleep(10)
@@ -55,13 +57,15 @@ def soak(budget: float, workers: int, window: float, out: Path, extra: list[str]
         except (OSError, ValueError, KeyError):
             cases = samples[-1][1] if samples else 0
         samples.append((round(time.monotonic() - start, 1), cases, *_rss(ps)))
+        loads.append(psutil.getloadavg()[0])
     summary = json.loads((out / "campaign" / "summary.json").read_text())
-    rates = []
-    t0, c0 = 0.0, 0
-    for t, c, *_ in samples:
+    rates, window_loads = [], []
+    t0, c0, i0 = 0.0, 0, 0
+    for i, (t, c, *_) in enumerate(samples):
         if t - t0 >= window:
             rates.append(round((c - c0) / (t - t0), 3))
-            t0, c0 = t, c
+            window_loads.append(round(statistics.mean(loads[i0:i + 1]), 2))
+            t0, c0, i0 = t, c, i + 1
     worker_rss = [w for *_, w in samples if w]
     report = {
         "command": " ".join(cmd),
@@ -73,6 +77,7 @@ def soak(budget: float, workers: int, window: float, out: Path, extra: list[str]
         "hangs": summary["hangs"],
         "harness_errors": summary.get("harness_errors", {}),
         "cases_per_second_by_window": rates,
+        "load_average_by_window": window_loads,
         "rate_decay": round(1 - rates[-1] / rates[0], 4) if len(rates) >= 2 and rates[0] else None,
         "parent_rss_mb": [round(p / 2**20) for *_, p, _ in samples],
         "worker_rss_mb": [round(w / 2**20) for w in worker_rss],

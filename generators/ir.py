@@ -95,8 +95,16 @@ class IfExp:
     orelse: Expr
 
 
+@dataclass(frozen=True)
+class CodeExpr:
+    """One expression written as Python source (an f-string, a comprehension, a walrus, a starred call)."""
+
+    text: str
+
+
 Expr = Union[
-    Name, Const, Call, Attr, Sub, Slice, BinOp, Unary, TupleExpr, ListExpr, SetExpr, DictExpr, Lambda, IfExp
+    Name, Const, Call, Attr, Sub, Slice, BinOp, Unary, TupleExpr, ListExpr, SetExpr, DictExpr, Lambda, IfExp,
+    CodeExpr,
 ]
 
 # ---- statements --------------------------------------------------------------
@@ -204,9 +212,20 @@ class Try:
     handlers: tuple[tuple[Expr | None, str | None, tuple[Stmt, ...]], ...]
 
 
+@dataclass(frozen=True)
+class Code:
+    """One statement written as Python source (a `match`, a `while`, a generator `def`, a `try/finally`...).
+
+    For constructs whose IR would only ever be rendered, never inspected: the text is parsed when the
+    program is rendered, and must be exactly one statement (compound statements included).
+    """
+
+    text: str
+
+
 Stmt = Union[
     Assign, AugAssign, ExprStmt, Return, Def, ClassDef, Nonlocal, Global, If, For, Del, Pass,
-    Import, ImportFrom, With, Try,
+    Import, ImportFrom, With, Try, Code,
 ]
 
 

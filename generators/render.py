@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import textwrap
 from functools import singledispatch
 
 from . import ir
@@ -205,6 +206,19 @@ def _(n: ir.With):
 def _(n: ir.Try):
     handlers = [ast.ExceptHandler(None if t is None else _load(t), nm, _body(body)) for t, nm, body in n.handlers]
     return ast.Try(_body(n.body), handlers, [], [])
+
+
+@to_ast.register
+def _(n: ir.Code):
+    body = ast.parse(textwrap.dedent(n.text)).body
+    if len(body) != 1:
+        raise ValueError(f"ir.Code must hold exactly one statement, got {len(body)}: {n.text!r}")
+    return body[0]
+
+
+@to_ast.register
+def _(n: ir.CodeExpr):
+    return ast.parse(textwrap.dedent(n.text).strip(), mode="eval").body
 
 
 def render_stmt(stmt: ir.Stmt) -> str:
