@@ -29,6 +29,14 @@ from hypothesis.errors import StopTest
 END_GRACE = 10.0  # seconds running cases get to finish after the budget is spent or a stop is asked for
 
 
+def triage_grace(budget: float) -> float:
+    """How long minimization may delay the end of a campaign: 10% of its budget, between 10 s and 60 s.
+
+    A one-hour soak ends at most 70 s late and a one-minute CI run 20 s late; buckets still queued
+    then stay under their cheap key, `unminimized`."""
+    return min(60.0, max(10.0, 0.1 * budget))
+
+
 @dataclass
 class CampaignConfig:
     budget: float
@@ -51,7 +59,7 @@ class CampaignConfig:
     resume: ResumeState | None = None  # --resume DIR: continue the campaign saved there (run/resume.py)
     worker_memory: int | None = None  # --worker-memory: RLIMIT_AS per worker process in bytes (None: no limit)
     minimize_budget: float | None = None  # --minimize-budget: seconds per new cheap key in the triage worker
-    triage_grace: float = 60.0  # the most the triage queue may delay the end of the campaign
+    triage_grace: float | None = None  # the most the triage queue may delay the end (None: `triage_grace()`)
 
 
 class Campaign(Ledger):
@@ -171,7 +179,7 @@ class Campaign(Ledger):
             self.to_confirm.clear()
             if self.findings_db is not None:
                 self.findings_db.flush(force=True)  # what an outage kept back (Note [The database is a cache])
-        self.triage_drain(cfg.triage_grace)
+        self.triage_drain(cfg.triage_grace if cfg.triage_grace is not None else triage_grace(cfg.budget))
         self.seconds = time.monotonic() - start
         if cfg.coverage is not None:
             self._finish_coverage()
