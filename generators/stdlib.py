@@ -2,8 +2,11 @@
 functions, list/tuple/dict/set methods, collections, functools, itertools, operator, math, dataclasses,
 named tuples, enums and pytree.
 
-The fragments live here (and in `stdlib_*.py` modules it imports); importing this module registers them.
+The fragments live in the `stdlib_*.py` modules imported here; importing this module registers them.
 """
 from __future__ import annotations
 
-FAMILY = "stdlib"
+from . import stdlib_builtins, stdlib_data, stdlib_dicts, stdlib_func, stdlib_meta, stdlib_seq  # noqa: F401
+from .stdlib_common import FAMILY
+
+__all__ = ["FAMILY"]
