@@ -7,3 +7,11 @@ The fragments live here (and in `syntax_*.py` modules it imports); importing thi
 from __future__ import annotations
 
 FAMILY = "syntax"
+
+from . import (  # noqa: E402,F401  (importing registers the fragments)
+    syntax_exceptions,
+    syntax_flow,
+    syntax_gen,
+    syntax_misc,
+    syntax_with,
+)

@@ -1,0 +1,204 @@
+"""Small statement and expression forms: f-strings and `str.format` building dict keys, starred
+unpacking and starred calls, keyword-only parameters with defaults, walrus and chained comparisons,
+`del` of a local then rebinding it, imports inside the entry, graph breaks at different places (in a
+loop, in an inlined helper, in a `try`, in a handler, in a nested function), and `print`.
+"""
+from __future__ import annotations
+
+from .builder import Builder
+from .choose import boolean, choose, integer
+from .fragments import fragment
+from .syntax_common import FAMILY, GRAPH_BREAK, code, fold, operand
+
+
+@fragment(FAMILY, "syntax", "fstring-key", weight=3)
+def fstring_key(draw, b: Builder) -> None:
+    """A lookup whose key is built by an f-string (with a format spec) or `str.format` from sizes."""
+    var, x, bound = operand(draw, b)
+    d, k = b.fresh("table"), b.fresh("k")
+    code(b, f"{d} = {{'w0': 1.5, 'w1': -0.5, 'w2': 2.0, 'w3': 0.25, 'n_01': 3, 'n_02': -1, 'b_2_x': 1}}")
+    form = choose(draw, ("fstring", "spec", "format", "percent", "join"))
+    key = {
+        "fstring": f"f'w{{{x}.dim()}}'",
+        "spec": f"f'n_{{{x}.dim() % 2 + 1:02d}}'",
+        "format": "'b_{}_{}'.format(2, 'x')",
+        "percent": f"'w%d' % ({x}.dim() % 4)",
+        "join": "'_'.join(['b', str(2), 'x'])",
+    }[form]
+    code(b, f"{k} = {d}[{key}]")
+    if boolean(draw):
+        code(b, f"{k} = {k} + len(f'{{{x}.shape[0] if {x}.dim() else 0:>3}}|{{{k}!r}}')")
+    fold(b, f"{x} * {k}", var.shape, bound * 40)
+
+
+@fragment(FAMILY, "syntax", "starred-unpack", weight=3)
+def starred(draw, b: Builder) -> None:
+    """`a, *rest = ...`, `*_, last = shape`, `f(*args, **kw)`, `[*a, *b]` and `{**d1, **d2}`."""
+    var, x, bound = operand(draw, b)
+    k = b.fresh("k")
+    kind = choose(draw, ("assign", "shape", "call", "list", "dict"))
+    if kind == "assign":
+        code(b, f"""
+            first, *rest = [{x}, {x} * 2, {x} * 0.5][:{integer(draw, 1, 3)}]
+            {k} = first + sum(rest)
+            """)
+        fold(b, k, var.shape, 4 * bound)
+    elif kind == "shape":
+        code(b, f"""
+            *_, last = (1, *{x}.shape)
+            {k} = {x} * last
+            """)
+        fold(b, k, var.shape, 4 * bound)
+    elif kind == "call":
+        helper = b.fresh("syn_star")
+        code(b, f"""
+            def {helper}(*args, **kw):
+                return sum(args) * kw.get('scale', 1) + len(kw)
+            """, module=True)
+        kw = choose(draw, ("{'scale': 2}", "{}", "{'scale': 0.5, 'other': 1}"))
+        code(b, f"{k} = {helper}(*[{x}, {x} * 0.5], **{kw})")
+        fold(b, k, var.shape, 3 * bound + 2)
+    elif kind == "list":
+        code(b, f"""
+            {k} = [*[{x}, {x} + 1], *({x} * 2,)]
+            {k} = {k}[-1] - {k}[0] + len({k})
+            """)
+        fold(b, k, var.shape, 3 * bound + 3)
+    else:
+        code(b, f"""
+            {k} = {{**{{'a': 1, 'b': 2}}, **{{'b': {integer(draw, 3, 5)}, 'c': {x}}}}}
+            {k} = {k}['c'] * {k}['b'] + len({k}) + list({k})[0].count('a')
+            """)
+        fold(b, k, var.shape, 5 * bound + 4)
+
+
+@fragment(FAMILY, "syntax", "kwonly-defaults", weight=3)
+def kwonly_defaults(draw, b: Builder) -> None:
+    """A helper with positional-only, keyword-only and defaulted parameters and `**extra`, called with
+    some of them."""
+    var, x, bound = operand(draw, b)
+    helper, k = b.fresh("syn_kw"), b.fresh("k")
+    code(b, f"""
+        def {helper}(t, /, n=1, *, scale=2.0, shift=0.5, **extra):
+            return t * scale + shift * n + len(extra)
+        """, module=True)
+    args = choose(draw, ("", ", 2", ", scale=0.5", ", n=3, shift=-1.0", ", scale=1.0, flag=True"))
+    code(b, f"{k} = {helper}({x}{args})")
+    fold(b, k, var.shape, 2 * bound + 4)
+
+
+@fragment(FAMILY, "syntax", "walrus", "chained-compare", weight=3)
+def walrus_compare(draw, b: Builder) -> None:
+    """Assignment expressions (in an `if`, in a comprehension filter) and chained comparisons on sizes."""
+    var, x, bound = operand(draw, b)
+    k, n = b.fresh("k"), b.fresh("n")
+    lo, hi = choose(draw, ((0, 4), (2, 12), (5, 30)))
+    code(b, f"""
+        if {lo} < ({n} := {x}.numel()) <= {hi}:
+            {k} = {x} * 2
+        else:
+            {k} = {x} - {n}
+        """)
+    if boolean(draw):
+        code(b, f"{k} = {k} + sum([y for i in range(3) if (y := i * 2) > 1])")
+    else:
+        code(b, f"{k} = {k} + (1 if 0 <= {x}.dim() < 2 == 2 else 2)")
+    fold(b, k, var.shape, 2 * bound + 30)
+
+
+@fragment(FAMILY, "syntax", "del-rebind", "local-import", weight=3)
+def del_rebind(draw, b: Builder) -> None:
+    """`import math` / `from operator import mul` inside the entry, and a local deleted then rebound."""
+    var, x, bound = operand(draw, b)
+    tmp = b.fresh("tmp")
+    imp = choose(draw, ("import math", "from operator import mul", "import operator as op",
+                        "from math import pi, sqrt"))
+    use = {"import math": f"{x} * math.cos(0.5) + math.floor(2.5)",
+           "from operator import mul": f"mul({x}, 0.75)",
+           "import operator as op": f"op.add({x}, op.neg(1))",
+           "from math import pi, sqrt": f"{x} * (pi / 4) + sqrt(4)"}[imp]
+    code(b, f"""
+        {tmp} = {x} * 2
+        {imp}
+        del {tmp}
+        {tmp} = {use}
+        """)
+    if boolean(draw):
+        code(b, f"""
+            for i in range(2):
+                {tmp} = {tmp} + i
+                del i
+            """)
+    fold(b, tmp, var.shape, bound + 4)
+
+
+@fragment(FAMILY, "syntax", "graph-break-site", weight=4)
+def graph_break_site(draw, b: Builder) -> None:
+    """`torch._dynamo.graph_break()` inside a loop body, an inlined helper, a `try` block, an `except`
+    handler, or a nested function; values computed before it are used after it."""
+    var, x, bound = operand(draw, b)
+    k = b.fresh("k")
+    kind = choose(draw, ("loop", "helper", "try", "handler", "nested"))
+    if kind == "loop":
+        code(b, f"""
+            {k} = {x}
+            for i in range({integer(draw, 1, 3)}):
+                {k} = {k} * 0.5 + i
+                {GRAPH_BREAK}
+            """)
+        fold(b, k, var.shape, bound + 4)
+    elif kind == "helper":
+        helper = b.fresh("syn_brk")
+        code(b, f"""
+            def {helper}(t):
+                u = t + 1
+                {GRAPH_BREAK}
+                return u * 2
+            """, module=True)
+        code(b, f"{k} = {helper}({x}) - 1")
+        fold(b, k, var.shape, 2 * bound + 3)
+    elif kind == "try":
+        code(b, f"""
+            try:
+                {k} = {x} + 1
+                {GRAPH_BREAK}
+                {k} = {k} * 2
+            except RuntimeError:
+                {k} = {x}
+            """)
+        fold(b, k, var.shape, 2 * bound + 2)
+    elif kind == "handler":
+        code(b, f"""
+            try:
+                {k} = {{}}['missing']
+            except KeyError:
+                {k} = {x} * 3
+                {GRAPH_BREAK}
+                {k} = {k} - 1
+            """)
+        fold(b, k, var.shape, 3 * bound + 1)
+    else:
+        inner = b.fresh("inner")
+        code(b, f"""
+            def {inner}(t):
+                v = t - 1
+                {GRAPH_BREAK}
+                return v * 0.5
+            """)
+        code(b, f"{k} = {inner}({x}) + {inner}({x} * 2)")
+        fold(b, k, var.shape, 2 * bound + 2)
+
+
+@fragment(FAMILY, "syntax", "print", weight=3)
+def print_call(draw, b: Builder) -> None:
+    """`print()` of sizes, an f-string or a tensor, between computations whose values cross it."""
+    var, x, bound = operand(draw, b)
+    k = b.fresh("k")
+    what = choose(draw, (f"'syntax', {x}.dim()", f"f'shape={{tuple({x}.shape)}}'", f"{x}.shape, sep='|'",
+                         f"{x}.sum().item() > 0"))
+    code(b, f"""
+        {k} = {x} + 1
+        print({what})
+        {k} = {k} * 2
+        """)
+    fold(b, k, var.shape, 2 * bound + 2)
