@@ -1,0 +1,30 @@
+"""A mutant of Dynamo's `super()` resolution, which only user classes with a diamond reach.
+
+`super(T, obj).name` must search `type(obj).__mro__` after `T` (`SuperVariable._resolved_getattr_and_source`
+walks exactly that). A compiler that searches `T.__mro__` instead gets the same answer under single
+inheritance, where `T.__mro__` is a suffix of `type(obj).__mro__`, and the wrong one under multiple
+inheritance: a mixin's `super().g` skips its sibling mixin and lands on the common base. Only the
+`class-mro` construct (two mixins over one base, each calling `super().g`) tells the two apart.
+"""
+from __future__ import annotations
+
+from . import mutant
+
+
+@mutant("super-mro-of-typevar", construct="class-mro")
+def super_mro_of_typevar() -> None:
+    """`super()` inside a user class resolves through the MRO of the class it is written in, not of the
+    instance's type: in a diamond, a mixin's `super().g` skips the next mixin."""
+    from torch._dynamo.variables.misc import SuperVariable
+
+    original = SuperVariable._resolved_getattr_and_source
+
+    def resolved(self, tx, name):
+        search_type = self.typevar.as_python_constant() if self.objvar else None
+        if isinstance(search_type, type) and not search_type.__module__.startswith(("torch", "builtins")):
+            for klass in search_type.__mro__[1:]:
+                if name in klass.__dict__:
+                    return klass.__dict__[name], None
+        return original(self, tx, name)
+
+    SuperVariable._resolved_getattr_and_source = resolved

@@ -1,0 +1,128 @@
+"""The `classes` family: user-defined classes, nn.Modules, autograd.Function, torch.func, checkpoint and
+functions Dynamo treats specially. Each construct has a share of the family, its programs run eagerly, the
+rendered source holds the construct, and a short campaign finds the family's Dynamo mutant
+(`super-mro-of-typevar`, harness/mutants/classes.py), which the same campaign with `class-mro` switched
+off does not."""
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from functools import lru_cache
+
+import pytest
+import test_mutants_cells
+from dynfuzz.generators import case_seed, draw_case
+from dynfuzz.mutants import load
+from dynfuzz.run.execute import observe
+from dynfuzz.sample import intended
+from dynfuzz.triage.repro import read_program
+from test_mutants_cells import _fails
+
+N = 200
+
+
+def _is_call(name: str):
+    return lambda node: isinstance(node, ast.Call) and ast.unparse(node.func).endswith(name)
+
+
+def _decorated(name: str):
+    return lambda node: isinstance(node, ast.FunctionDef) and any(name in ast.unparse(d) for d in node.decorator_list)
+
+
+def _defines(method: str):
+    return lambda node: isinstance(node, ast.FunctionDef) and node.name == method
+
+
+def _class_with_base(base: str):
+    return lambda node: isinstance(node, ast.ClassDef) and any(base in ast.unparse(b) for b in node.bases)
+
+
+# tag -> what its programs must contain (any AST node matching)
+CONSTRUCTS = {
+    "class-methods": _decorated("setter"),
+    "class-property": _decorated("property"),
+    "class-static": lambda n: _decorated("classmethod")(n) or _decorated("staticmethod")(n),
+    "class-super": _is_call("super"),
+    "class-mro": lambda n: isinstance(n, ast.ClassDef) and len(n.bases) >= 3,
+    "class-isinstance": _is_call("isinstance"),
+    "class-local": lambda n: isinstance(n, ast.FunctionDef) and n.name == "f"
+    and any(isinstance(s, ast.ClassDef) for s in n.body),
+    "class-call": _defines("__call__"),
+    "class-container": _defines("__contains__"),
+    "class-operators": _defines("__radd__"),
+    "class-getattr": _defines("__getattr__"),
+    "class-setattr": _defines("__setattr__"),
+    "class-slots": lambda n: isinstance(n, ast.Assign) and ast.unparse(n.targets[0]) == "__slots__",
+    "class-descriptor": _defines("__get__"),
+    "class-builtin-subclass": lambda n: isinstance(n, ast.ClassDef) and any(
+        ast.unparse(b) in ("tuple", "list", "dict") for b in n.bases),
+    "nn-module": _class_with_base("torch.nn.Module"),
+    "nn-hook": lambda n: _is_call("register_forward_hook")(n) or _is_call("register_forward_pre_hook")(n),
+    "nn-train-eval": _is_call(".train"),
+    "nn-counter": lambda n: isinstance(n, ast.Assign) and ast.unparse(n.targets[0]) == "self.steps",
+    "nn-iterate": lambda n: isinstance(n, ast.For) and any(
+        w in ast.unparse(n.iter) for w in ("parameters", "children", "modules", "buffers")),
+    "nn-functional": lambda n: isinstance(n, ast.Call) and ast.unparse(n.func).startswith("F."),
+    "autograd-ctx": _defines("backward"),
+    "func-vmap": _is_call("torch.func.vmap"),
+    "func-grad": lambda n: isinstance(n, ast.Call) and ast.unparse(n.func).startswith(
+        ("torch.func.grad", "torch.func.jac")),
+    "func-functional-call": _is_call("torch.func.functional_call"),
+    "checkpoint": _is_call("torch.utils.checkpoint.checkpoint"),
+    "compiler-disable": lambda n: "disable" in ast.unparse(n) and isinstance(n, (ast.FunctionDef, ast.Assign)),
+    "allow-in-graph": lambda n: "allow_in_graph" in ast.unparse(n) and isinstance(n, (ast.FunctionDef, ast.Assign)),
+    "assume-constant": _decorated("assume_constant_result"),
+    "torch-function-subclass": lambda n: _class_with_base("torch.Tensor")(n) and any(
+        _defines("__torch_function__")(s) for s in n.body),
+    "torch-function-mode": _class_with_base("TorchFunctionMode"),
+}
+
+
+@lru_cache(maxsize=1)
+def cases():
+    return tuple(draw_case(case_seed(43, i), ("classes",)) for i in range(N))
+
+
+def test_each_construct_has_a_share_of_the_family():
+    counts = Counter(t for c in cases() for t in c.tags)
+    for tag in CONSTRUCTS:
+        assert counts[tag] >= 0.02 * N, (tag, counts[tag])
+
+
+def test_the_source_holds_each_construct():
+    for tag, holds in CONSTRUCTS.items():
+        tagged = [c for c in cases() if tag in c.tags][:5]
+        for case in tagged:
+            assert any(holds(node) for node in ast.walk(ast.parse(case.source))), (tag, case.source)
+
+
+def test_construct_programs_run_eagerly():
+    ours = cases()[:120]
+    bad = [c for c in ours if not intended(c, observe(c.source, c.entry, "cpu", None, "eager"))]
+    assert len(bad) <= 0.01 * len(ours), bad[0].source if bad else ""
+
+
+MUTANT, CONSTRUCT, CASES = "super-mro-of-typevar", "class-mro", 80
+
+
+def test_the_mutant_names_its_construct():
+    assert load()[MUTANT].construct == CONSTRUCT
+    assert load()[MUTANT].layer == "dynamo"
+
+
+def _campaign(out, disable: str = ""):
+    test_mutants_cells.ALWAYS_OFF.setdefault("classes", "")
+    return test_mutants_cells.campaign(out, MUTANT, CASES, "classes", disable)
+
+
+def _mutant_findings(repros) -> list:
+    """Value findings whose repro fails under the mutant and passes on unmodified torch."""
+    return [p for p in repros if read_program(p).meta.get("oracle") in ("outputs", "effects")
+            and _fails(p, MUTANT) and not _fails(p, None)]
+
+
+@pytest.mark.slow
+def test_a_short_campaign_finds_the_mutant_and_not_without_the_construct(tmp_path):
+    found = _mutant_findings(_campaign(tmp_path / "on"))
+    assert found and all(CONSTRUCT in read_program(p).meta["tags"] for p in found)
+    assert not _mutant_findings(_campaign(tmp_path / "off", CONSTRUCT))
