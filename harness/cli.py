@@ -15,75 +15,10 @@ import signal
 import sys
 from pathlib import Path
 
+from dynfuzz import flags
 from dynfuzz.budget import parse_duration
 from dynfuzz.errors import UsageError
-from dynfuzz.run.compilers import BACKENDS, COMPILE_DEFAULTS, DEVICES, CompileSpec
-
-
-def _spec(args) -> CompileSpec:
-    from dynfuzz.run.compilers import compiler_names
-
-    if args.backend not in BACKENDS:
-        raise UsageError(f"unknown backend {args.backend!r}; choose from {', '.join(BACKENDS)}")
-    if args.device not in DEVICES:
-        raise UsageError(f"unknown device {args.device!r}; choose from {', '.join(DEVICES)}")
-    names = compiler_names()
-    if args.compiler not in names:
-        raise UsageError(f"unknown compiler {args.compiler!r}; choose from {', '.join(names)}")
-    if args.device == "cuda":
-        import torch
-
-        if not torch.cuda.is_available():
-            raise UsageError("--device cuda asked for, but CUDA is not available on this machine")
-    mutants = getattr(args, "mutant", None) or []
-    if mutants:
-        from dynfuzz.mutants import enable, load
-
-        unknown = sorted(set(mutants) - set(load()))
-        if unknown:
-            raise UsageError(f"unknown mutant {unknown[0]!r}; choose from {', '.join(sorted(load())) or '(none)'}")
-        enable(mutants)
-    guards = bool(getattr(args, "guards", False))
-    reference = bool(getattr(args, "reference", False)) or guards
-    backends, cross_device = _layer_flags(args)
-    return CompileSpec(args.compiler, backends[0] if backends else args.backend, args.device, args.fullgraph,
-                       args.dynamic, reference, guards, backends, cross_device)
-
-
-def _layer_flags(args) -> tuple[tuple[str, ...], bool]:
-    """`--backends a,b,c` (validated, in layer order) and `--cross-device` (which needs --device cuda)."""
-    from dynfuzz.run.layers import in_layer_order
-
-    names = [b for b in (getattr(args, "backends", None) or "").split(",") if b]
-    for name in names:
-        if name not in BACKENDS:
-            raise UsageError(f"unknown backend {name!r} in --backends; choose from {', '.join(BACKENDS)}")
-    cross_device = bool(getattr(args, "cross_device", False))
-    if cross_device and args.device == "cpu":
-        raise UsageError("--cross-device compares a CUDA run against CPU eager: it needs --device cuda")
-    return in_layer_order(names), cross_device
-
-
-def _families(names: list[str] | None) -> tuple[str, ...]:
-    from dynfuzz.generators import family_names
-
-    known = family_names()
-    for name in names or ():
-        if name not in known:
-            raise UsageError(f"unknown family {name!r}; choose from {', '.join(known)}")
-    return tuple(names or ())
-
-
-def _out_dir(path: str) -> Path:
-    out = Path(path)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        probe = out / ".write-test"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as e:
-        raise UsageError(f"cannot write to --out {path}: {e.strerror or e}") from None
-    return out
+from dynfuzz.run.compilers import COMPILE_DEFAULTS, CompileSpec
 
 
 def _add_compile_flags(p: argparse.ArgumentParser, defaults: bool = True) -> None:
@@ -120,13 +55,14 @@ def cmd_fuzz(args) -> int:
         raise UsageError("--workers must be 0 or more")
     if args.cases is not None and args.cases < 0:
         raise UsageError("--cases must not be negative")
-    config = CampaignConfig(resume=resume, budget=budget, out=_out_dir(args.out), seed=args.seed, spec=_spec(args),
-                            families=_families(args.family), workers=args.workers, max_cases=args.cases,
+    config = CampaignConfig(resume=resume, budget=budget, out=flags.out_dir(args.out), seed=args.seed,
+                            spec=flags.compile_spec(args), families=flags.families(args.family),
+                            workers=args.workers, max_cases=args.cases,
                             case_timeout=parse_duration(args.case_timeout),
                             known=KnownIssues.load(args.known), progress=args.progress,
-                            **_scale_options(args),
-                            coverage=_coverage_spec(args), guided=args.guided,
-                            worker_memory=_worker_memory(args), minimize_budget=_minimize_budget(args))
+                            **flags.scale_options(args),
+                            coverage=flags.coverage_spec(args), guided=args.guided,
+                            worker_memory=flags.worker_memory(args), minimize_budget=flags.minimize_budget(args))
     summary = Campaign(config).run()
     print(json.dumps({k: summary[k] for k in ("cases", "cases_per_second", "findings", "unique", "bugs",
                                                "overhead_fraction")}))
@@ -152,68 +88,12 @@ def _resume(args):
     return state
 
 
-def _worker_memory(args) -> int | None:
-    """--worker-memory in bytes: the flag, else half the RAM shared by the workers (none for CUDA)."""
-    from dynfuzz.budget import parse_size
-    from dynfuzz.run.isolation import default_worker_memory
-
-    if args.worker_memory is not None:
-        return parse_size(args.worker_memory)
-    return default_worker_memory(args.workers, args.device)
-
-
-def _scale_options(args) -> dict:
-    """`--db` (a directory or redis:// URL), `--db-expire`, `--shard I/N`, `--ray [ADDRESS]`, checked up front:
-    an unreachable Redis or Ray, or Ray not installed, is a one-line usage error before anything runs."""
-    match = re.fullmatch(r"(\d+)/(\d+)", args.shard or "1/1")
-    if not match or not 1 <= int(match[1]) <= int(match[2]):
-        raise UsageError(f"--shard {args.shard!r} is not I/N with 1 <= I <= N (e.g. --shard 2/4)")
-    if args.db_expire <= 0:
-        raise UsageError("--db-expire must be a positive number of days")
-    database = None if args.no_db else args.db
-    if database is not None:
-        from dynfuzz.run.exampledb import is_redis_url, open_database
-
-        if is_redis_url(database):
-            open_database(database, args.db_expire)  # reachable now, within the client's timeouts
-        else:
-            database = Path(database)
-            if database.exists() and not database.is_dir():
-                raise UsageError(f"--db {database} is a file; it must be a directory (or a redis:// URL)")
-    if args.ray is not None:
-        from dynfuzz.run.cluster import check_address
-
-        if args.coverage or args.guided or args.coverage_scope:
-            raise UsageError("--coverage and --guided measure local workers; they cannot be combined with --ray")
-
-        check_address(args.ray)
-    return {"database": database, "db_expire_days": args.db_expire, "shard": (int(match[1]), int(match[2])),
-            "ray": args.ray}
-
-
-def _coverage_spec(args):
-    """`--coverage` / `--coverage-scope` / `--guided` (which measures coverage too) as a CoverageSpec, or None."""
-    from dynfuzz.run.coverage import DEFAULT_SCOPES, CoverageSpec, package_dir
-
-    scopes = tuple(args.coverage_scope or ())
-    if not (args.coverage or args.guided or scopes):
-        return None
-    if getattr(args, "ray", None) is not None:
-        raise UsageError("--coverage and --guided run on local workers only, not with --ray")
-    if args.guided and any(getattr(args, flag, None) for flag in ("shard", "resume")):
-        raise UsageError("--guided cannot be combined with --shard or --resume: they need the deterministic stream")
-    for scope in scopes:
-        if package_dir(scope) is None:
-            raise UsageError(f"--coverage-scope {scope!r} is not an importable package")
-    return CoverageSpec(Path(args.out) / "coverage", tuple(dict.fromkeys(DEFAULT_SCOPES + scopes)))
-
-
 def cmd_sample(args) -> int:
     from dynfuzz.sample import sample
 
     if args.n < 0:
         raise UsageError("-n must not be negative")
-    return sample(args.n, args.seed, _families(args.family), stats=args.stats, as_json=args.json,
+    return sample(args.n, args.seed, flags.families(args.family), stats=args.stats, as_json=args.json,
                   case_seeds=tuple(args.case_seed or ()))
 
 
@@ -232,7 +112,7 @@ def _check_case_seed(args) -> int:
     from dynfuzz.check import check
     from dynfuzz.sample import draw_or_report
 
-    families = _families(args.family)
+    families = flags.families(args.family)
     case = draw_or_report(args.case_seed, families)
     if case is None:
         return 3
@@ -244,7 +124,7 @@ def _fill_spec_from(args, meta: dict) -> CompileSpec:
     for flag, default in COMPILE_DEFAULTS.items():
         if getattr(args, flag) is None:
             setattr(args, flag, meta.get(flag, default))
-    return _spec(args)
+    return flags.compile_spec(args)
 
 
 def cmd_minimize(args) -> int:
@@ -275,21 +155,12 @@ def cmd_gate(args) -> int:
     if args.workers < 0:
         raise UsageError("--workers must be 0 or more")
     config = GateConfig(budget=parse_duration(args.budget), cases=args.cases, seed=args.seed,
-                        spec=_spec(args), families=_families(args.family), corpus=[Path(c) for c in args.corpus],
-                        out=_out_dir(args.out), junit=Path(args.junit) if args.junit else None,
+                        spec=flags.compile_spec(args), families=flags.families(args.family),
+                        corpus=[Path(c) for c in args.corpus],
+                        out=flags.out_dir(args.out), junit=Path(args.junit) if args.junit else None,
                         summary=Path(args.summary) if args.summary else None, workers=args.workers,
-                        known=args.known, minimize_budget=_minimize_budget(args))
+                        known=args.known, minimize_budget=flags.minimize_budget(args))
     return run_gate(config)
-
-
-def _minimize_budget(args) -> float | None:
-    """`--minimize-budget` seconds per new bucket in the triage worker; None with `--no-minimize`."""
-    if args.no_minimize:
-        return None
-    budget = parse_duration(args.minimize_budget)
-    if budget <= 0:
-        raise UsageError("--minimize-budget must be positive (use --no-minimize to switch minimization off)")
-    return budget
 
 
 def _add_minimize_flags(p) -> None:
@@ -339,7 +210,7 @@ def cmd_report(args) -> int:
     dirs = [Path(d) for d in args.dirs]
     if args.out is None and len(dirs) > 1:
         raise UsageError("several campaigns are merged into one report: say where it goes with --out DIR")
-    out = _out_dir(args.out) if args.out else dirs[0]
+    out = flags.out_dir(args.out) if args.out else dirs[0]
     html, md = write_report(dirs, out, Path(args.since) if args.since else None)
     print(f"{html}\n{md}")
     return 0
@@ -380,7 +251,7 @@ def cmd_selfcheck(args) -> int:
 
     if args.n < 0:
         raise UsageError("-n must not be negative")
-    result = selfcheck(args.n, args.seed, _families(args.family), compile_time=not args.no_compile_time)
+    result = selfcheck(args.n, args.seed, flags.families(args.family), compile_time=not args.no_compile_time)
     if args.json:
         print(json.dumps(result))
     else:

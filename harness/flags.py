@@ -1,0 +1,144 @@
+"""Parsed command-line flags turned into configuration: a compile spec, families, output folder, scale,
+coverage and memory options. Every bad value is a one-line `UsageError` (exit 2) raised here, before
+anything runs, so each verb of `dynfuzz.cli` validates the same flag the same way.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from dynfuzz.budget import parse_duration
+from dynfuzz.errors import UsageError
+from dynfuzz.run.compilers import BACKENDS, DEVICES, CompileSpec
+
+
+def compile_spec(args) -> CompileSpec:
+    from dynfuzz.run.compilers import compiler_names
+
+    if args.backend not in BACKENDS:
+        raise UsageError(f"unknown backend {args.backend!r}; choose from {', '.join(BACKENDS)}")
+    if args.device not in DEVICES:
+        raise UsageError(f"unknown device {args.device!r}; choose from {', '.join(DEVICES)}")
+    names = compiler_names()
+    if args.compiler not in names:
+        raise UsageError(f"unknown compiler {args.compiler!r}; choose from {', '.join(names)}")
+    if args.device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise UsageError("--device cuda asked for, but CUDA is not available on this machine")
+    mutants = getattr(args, "mutant", None) or []
+    if mutants:
+        from dynfuzz.mutants import enable, load
+
+        unknown = sorted(set(mutants) - set(load()))
+        if unknown:
+            raise UsageError(f"unknown mutant {unknown[0]!r}; choose from {', '.join(sorted(load())) or '(none)'}")
+        enable(mutants)
+    guards = bool(getattr(args, "guards", False))
+    reference = bool(getattr(args, "reference", False)) or guards
+    backends, cross_device = layer_flags(args)
+    return CompileSpec(args.compiler, backends[0] if backends else args.backend, args.device, args.fullgraph,
+                       args.dynamic, reference, guards, backends, cross_device)
+
+
+def layer_flags(args) -> tuple[tuple[str, ...], bool]:
+    """`--backends a,b,c` (validated, in layer order) and `--cross-device` (which needs --device cuda)."""
+    from dynfuzz.run.layers import in_layer_order
+
+    names = [b for b in (getattr(args, "backends", None) or "").split(",") if b]
+    for name in names:
+        if name not in BACKENDS:
+            raise UsageError(f"unknown backend {name!r} in --backends; choose from {', '.join(BACKENDS)}")
+    cross_device = bool(getattr(args, "cross_device", False))
+    if cross_device and args.device == "cpu":
+        raise UsageError("--cross-device compares a CUDA run against CPU eager: it needs --device cuda")
+    return in_layer_order(names), cross_device
+
+
+def families(names: list[str] | None) -> tuple[str, ...]:
+    from dynfuzz.generators import family_names
+
+    known = family_names()
+    for name in names or ():
+        if name not in known:
+            raise UsageError(f"unknown family {name!r}; choose from {', '.join(known)}")
+    return tuple(names or ())
+
+
+def out_dir(path: str) -> Path:
+    out = Path(path)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        raise UsageError(f"cannot write to --out {path}: {e.strerror or e}") from None
+    return out
+
+
+def worker_memory(args) -> int | None:
+    """--worker-memory in bytes: the flag, else half the RAM shared by the workers (none for CUDA)."""
+    from dynfuzz.budget import parse_size
+    from dynfuzz.run.isolation import default_worker_memory
+
+    if args.worker_memory is not None:
+        return parse_size(args.worker_memory)
+    return default_worker_memory(args.workers, args.device)
+
+
+def scale_options(args) -> dict:
+    """`--db` (a directory or redis:// URL), `--db-expire`, `--shard I/N`, `--ray [ADDRESS]`, checked up front:
+    an unreachable Redis or Ray, or Ray not installed, is a one-line usage error before anything runs."""
+    match = re.fullmatch(r"(\d+)/(\d+)", args.shard or "1/1")
+    if not match or not 1 <= int(match[1]) <= int(match[2]):
+        raise UsageError(f"--shard {args.shard!r} is not I/N with 1 <= I <= N (e.g. --shard 2/4)")
+    if args.db_expire <= 0:
+        raise UsageError("--db-expire must be a positive number of days")
+    database = None if args.no_db else args.db
+    if database is not None:
+        from dynfuzz.run.exampledb import is_redis_url, open_database
+
+        if is_redis_url(database):
+            open_database(database, args.db_expire)  # reachable now, within the client's timeouts
+        else:
+            database = Path(database)
+            if database.exists() and not database.is_dir():
+                raise UsageError(f"--db {database} is a file; it must be a directory (or a redis:// URL)")
+    if args.ray is not None:
+        from dynfuzz.run.cluster import check_address
+
+        if args.coverage or args.guided or args.coverage_scope:
+            raise UsageError("--coverage and --guided measure local workers; they cannot be combined with --ray")
+
+        check_address(args.ray)
+    return {"database": database, "db_expire_days": args.db_expire, "shard": (int(match[1]), int(match[2])),
+            "ray": args.ray}
+
+
+def coverage_spec(args):
+    """`--coverage` / `--coverage-scope` / `--guided` (which measures coverage too) as a CoverageSpec, or None."""
+    from dynfuzz.run.coverage import DEFAULT_SCOPES, CoverageSpec, package_dir
+
+    scopes = tuple(args.coverage_scope or ())
+    if not (args.coverage or args.guided or scopes):
+        return None
+    if getattr(args, "ray", None) is not None:
+        raise UsageError("--coverage and --guided run on local workers only, not with --ray")
+    if args.guided and any(getattr(args, flag, None) for flag in ("shard", "resume")):
+        raise UsageError("--guided cannot be combined with --shard or --resume: they need the deterministic stream")
+    for scope in scopes:
+        if package_dir(scope) is None:
+            raise UsageError(f"--coverage-scope {scope!r} is not an importable package")
+    return CoverageSpec(Path(args.out) / "coverage", tuple(dict.fromkeys(DEFAULT_SCOPES + scopes)))
+
+
+def minimize_budget(args) -> float | None:
+    """`--minimize-budget` seconds per new bucket in the triage worker; None with `--no-minimize`."""
+    if args.no_minimize:
+        return None
+    budget = parse_duration(args.minimize_budget)
+    if budget <= 0:
+        raise UsageError("--minimize-budget must be positive (use --no-minimize to switch minimization off)")
+    return budget
