@@ -9,6 +9,7 @@ that depends on it (`result`), so a miscompile of the construct shows in the out
 """
 from __future__ import annotations
 
+import re
 import textwrap
 from string import Template
 
@@ -51,10 +52,24 @@ def ir_text(expr: ir.Expr) -> str:
     return render_stmt(ir.ExprStmt(expr))
 
 
-def result(b: Builder, text: str, shape: tuple[int, ...], bound: float, prefix: str = "k") -> str:
-    """Bind a tensor computed by `text` and return it from the entry when drawn at its top level."""
+def result(b: Builder, text: str, shape: tuple[int, ...], bound: float, prefix: str = "k", *,
+           grad: bool = False) -> str:
+    """Bind a tensor computed by `text` and return it from the entry when drawn at its top level.
+
+    `grad`: the tensor depends on parameters that require grad (or reads a pooled tensor that does). It is
+    then kept out of the shared pool (at the top level it is only returned; in a nested body its detached
+    copy joins the pool), so other families never draw it where a tensor requiring grad is illegal (an
+    `out=` op, say).
+    """
     name = b.fresh(prefix)
-    b.bind(name, ir.CodeExpr(text), shape, bound)
+    words = set(re.findall(r"\w+", text))
+    grad = grad or any(t.requires_grad and t.name in words for t in b.scope.visible_tensors())
+    if not grad:
+        b.bind(name, ir.CodeExpr(text), shape, bound)
+    elif b.scope is b.root:
+        b.emit(ir.Assign(ir.Name(name), ir.CodeExpr(text)))
+    else:
+        b.bind(name, ir.CodeExpr(f"({text}).detach()"), shape, bound)
     if b.scope is b.root:
         b.returns.append(ir.Name(name))
     return name

@@ -70,15 +70,16 @@ def nn_module(draw, b: Builder) -> None:
     t, var, _ = operand(draw, b, vector=True)
     cls = module_class(draw, b)
     m = module_object(draw, b, cls, var.shape[-1])
-    result(b, f"torch.tanh({m}(torch.tanh({t})))", var.shape, 1.0)
+    result(b, f"torch.tanh({m}(torch.tanh({t})))", var.shape, 1.0, grad=True)
 
 
-@fragment(FAMILY, "classes", "nn-hook", weight=2)
+@fragment(FAMILY, "classes", "nn-hook", weight=3)
 def nn_hook(draw, b: Builder) -> None:
     """A forward pre-hook (rewriting the input) and/or a forward hook (rewriting the output, counting
-    calls on the module), registered when the global module is built, outside the compiled frame (hooks
-    dicts are keyed by a process-wide handle counter, so a module built per call in `inputs()` would get
-    different keys in the eager and the compiled run)."""
+    calls on the module), registered when the global module is built, outside the compiled frame.
+
+    Hook dicts are keyed by a process-wide handle counter, different in the eager and the compiled run of
+    the same program; the builder renumbers them from 0 so that the state snapshots agree."""
     t, var, _ = operand(draw, b, vector=True)
     cls = module_class(draw, b, extra_init=("self.seen = 0",))
     pre, post = b.fresh("pre_hook"), b.fresh("post_hook")
@@ -98,12 +99,14 @@ def nn_hook(draw, b: Builder) -> None:
         regs.append(f"    m.register_forward_pre_hook({pre})")
     if which in ("post", "both"):
         regs.append(f"    m.register_forward_hook({post})")
-    b.add_helper(ir.Code(f"def {maker}(n):\n    m = {cls}(n)\n" + "\n".join(regs) + "\n    return m"))
+    renumber = ("    for hooks in (m._forward_pre_hooks, m._forward_hooks):\n"
+                "        kept = list(hooks.values())\n        hooks.clear()\n        hooks.update(enumerate(kept))\n")
+    b.add_helper(ir.Code(f"def {maker}(n):\n    m = {cls}(n)\n" + "\n".join(regs) + "\n" + renumber + "    return m"))
     m = place(b, "global", f"{maker}({var.shape[-1]})", "hooked")
-    result(b, f"{m}({t}) + {m}.seen % 3", var.shape, 6.0)
+    result(b, f"{m}({t}) + {m}.seen % 3", var.shape, 6.0, grad=True)
 
 
-@fragment(FAMILY, "classes", "nn-train-eval", weight=2, nestable=False)
+@fragment(FAMILY, "classes", "nn-train-eval", weight=3, nestable=False)
 def nn_train_eval(draw, b: Builder) -> None:
     """`training` toggled between calls on a global module: forward branches on `self.training`, or a
     BatchNorm1d uses batch statistics (updating its running buffers) in training and the buffers in eval."""
@@ -140,10 +143,10 @@ def nn_train_eval(draw, b: Builder) -> None:
     plan = choose(draw, ("call % 2 == 0", "call == 0", "call != 1"))
     b.between.append(ir.Code(f"{m}.train({plan})"))
     b.calls = max(b.calls, 3)
-    result(b, f"{m}({arg}) * (2.0 if {m}.training else 1.0)", shape, 60.0)
+    result(b, f"{m}({arg}) * (2.0 if {m}.training else 1.0)", shape, 60.0, grad=True)
 
 
-@fragment(FAMILY, "classes", "nn-counter", weight=2)
+@fragment(FAMILY, "classes", "nn-counter", weight=3)
 def nn_counter(draw, b: Builder) -> None:
     """A module whose forward mutates its own attributes: an int counter, and a list of seen sums."""
     t, var, _ = operand(draw, b, vector=True)
@@ -151,10 +154,10 @@ def nn_counter(draw, b: Builder) -> None:
                        extra_fwd=("self.steps = self.steps + 1", "self.history.append(self.steps)",
                                   "x = x * (self.steps % 3 + 1)"))
     m = module_object(draw, b, cls, var.shape[-1], "cnt")
-    result(b, f"torch.tanh({m}(torch.tanh({t}))) + len({m}.history) % 4", var.shape, 5.0)
+    result(b, f"torch.tanh({m}(torch.tanh({t}))) + len({m}.history) % 4", var.shape, 5.0, grad=True)
 
 
-@fragment(FAMILY, "classes", "nn-iterate", weight=2)
+@fragment(FAMILY, "classes", "nn-iterate", weight=3)
 def nn_iterate(draw, b: Builder) -> None:
     """Iteration over `named_parameters()`, `parameters()`, `children()`, `modules()` or `named_buffers()`
     of a module, folding what it visits into a tensor."""
@@ -162,7 +165,7 @@ def nn_iterate(draw, b: Builder) -> None:
     cls = module_class(draw, b, extra_init=("self.register_buffer('count', torch.ones(1))",))
     m = module_object(draw, b, cls, var.shape[-1], "walk")
     acc, name, p = b.fresh("acc"), b.fresh("name"), b.fresh("p")
-    emit(b, f"{acc} = torch.tanh({t})")
+    b.emit(ir.Assign(ir.Name(acc), ir.CodeExpr(f"torch.tanh({t})")))
     loop = choose(draw, (
         f"for {name}, {p} in {m}.named_parameters():\n    if {name}.endswith('weight'):\n"
         f"        {acc} = {acc} + torch.tanh({p}.sum())",
@@ -172,7 +175,7 @@ def nn_iterate(draw, b: Builder) -> None:
         f"for {name}, {p} in {m}.named_buffers():\n    {acc} = {acc} + {p}.sum()",
     ))
     emit(b, loop)
-    result(b, f"torch.tanh({acc})", var.shape, 1.0)
+    result(b, f"torch.tanh({acc})", var.shape, 1.0, grad=True)
 
 
 FUNCTIONAL = (

@@ -15,7 +15,7 @@ from .classes import FAMILY, emit, helper, operand, place, result, where
 from .fragments import fragment
 
 
-@fragment(FAMILY, "classes", "compiler-disable", weight=2)
+@fragment(FAMILY, "classes", "compiler-disable", weight=3)
 def compiler_disable(draw, b: Builder) -> None:
     """A helper run outside the graph: decorated with `torch.compiler.disable`, wrapped at module level
     with `torch._dynamo.disable`, or a disabled method; optionally it appends to a global list."""
@@ -43,7 +43,7 @@ def compiler_disable(draw, b: Builder) -> None:
     result(b, f"torch.cos({call}){tail} + 1", var.shape, 8.0)
 
 
-@fragment(FAMILY, "classes", "allow-in-graph", weight=2)
+@fragment(FAMILY, "classes", "allow-in-graph", weight=3)
 def allow_in_graph(draw, b: Builder) -> None:
     """A pure tensor helper put in the graph as one opaque call by `torch._dynamo.allow_in_graph`."""
     fn = b.fresh("opaque")
@@ -63,35 +63,35 @@ def allow_in_graph(draw, b: Builder) -> None:
     result(b, f"{fn}({t}) * 0.5", var.shape, 2.0)
 
 
-@fragment(FAMILY, "classes", "assume-constant", weight=2)
+@fragment(FAMILY, "classes", "assume-constant", weight=3)
 def assume_constant(draw, b: Builder) -> None:
     """`torch.compiler.assume_constant_result` on a pure helper returning a constant (an int computed
-    from module-level data, or a float from a constant argument).
+    from module-level data, or a float from a constant argument), as a 0-d tensor.
 
-    Dynamo installs the helper in the module's globals under `<name>_<n>` (OutputGraph.install_global); the
-    helper's name starts with `__`, so that global is one the state snapshot leaves out, as it does Dynamo's
-    other installed globals."""
-    fn, table = "__" + b.fresh("const_of"), b.fresh("TABLE_")
+    A tensor result becomes a graph attribute; a Python constant would instead be stored by Dynamo in the
+    module's globals under a name of its own (OutputGraph.register_attr_or_module), a global the eager run
+    never has, which the effects oracle would report."""
+    fn, table = b.fresh("const_of"), b.fresh("TABLE_")
     b.add_global(table, ir.CodeExpr(repr(choose(draw, ([1, 2, 3], [4], [0.5, 0.25])))))
     if boolean(draw):
         helper(b, """
             @torch.compiler.assume_constant_result
             def $F():
-                return sum($T) % 5
+                return torch.tensor(sum($T) % 5)
             """, F=fn, T=table)
         call = f"{fn}()"
     else:
         helper(b, """
             @torch.compiler.assume_constant_result
             def $F(k):
-                return float(len($T)) * k
+                return torch.tensor(float(len($T)) * k)
             """, F=fn, T=table)
         call = f"{fn}({choose(draw, (2, 0.5))})"
     t, var, _ = operand(draw, b)
     result(b, f"torch.tanh({t}) * {call}", var.shape, 20.0)
 
 
-@fragment(FAMILY, "classes", "torch-function-subclass", weight=2)
+@fragment(FAMILY, "classes", "torch-function-subclass", weight=3)
 def torch_function_subclass(draw, b: Builder) -> None:
     """A `torch.Tensor` subclass with a pass-through `__torch_function__` and an extra method: made from
     a visible tensor in the frame with `as_subclass`, or passed in as an argument; the result is turned
@@ -125,7 +125,7 @@ def torch_function_subclass(draw, b: Builder) -> None:
     result(b, f"{u}.as_subclass(torch.Tensor) + isinstance({u}, {cls})", var.shape, 8.0)
 
 
-@fragment(FAMILY, "classes", "torch-function-mode", weight=2)
+@fragment(FAMILY, "classes", "torch-function-mode", weight=3)
 def torch_function_mode(draw, b: Builder) -> None:
     """A pass-through `torch.overrides.TorchFunctionMode` entered with `with` in the frame (or a global
     instance of it), around a few tensor ops."""

@@ -51,10 +51,10 @@ def class_methods(draw, b: Builder) -> None:
     result(b, f"{o}.apply({t}) * {o}.factor{tail}", var.shape, 20.0)
 
 
-@fragment(FAMILY, "classes", "class-static", weight=2)
+@fragment(FAMILY, "classes", "class-static", weight=3)
 def class_static(draw, b: Builder) -> None:
     """A `@classmethod` constructor, a `@staticmethod` called through the class and the instance, and a
-    class attribute read where some instances shadow it (changed between calls at the top level)."""
+    class attribute read where some instances shadow it, and changed on the class between calls."""
     cls = b.fresh("Cfg")
     helper(b, """
         class $C:
@@ -78,9 +78,8 @@ def class_static(draw, b: Builder) -> None:
     t, var, _ = operand(draw, b)
     make = choose(draw, (f"{cls}()", f"{cls}.make(1.5)", f"{cls}.make(None)"))
     o = place(b, where(draw, b), make, "cfg")
-    if b.scope is b.root and boolean(draw):
-        b.between.append(b_stmt(f"{cls}.k = {cls}.k + 1.0"))
-        b.calls = max(b.calls, 3)
+    b.between.append(b_stmt(f"{cls}.k = {cls}.k + 1.0"))
+    b.calls = max(b.calls, 3)
     result(b, f"{o}.scaled({t}) + {cls}.mix({cls}.k, 1.0)", var.shape, 20.0)
 
 
@@ -129,7 +128,7 @@ def class_super(draw, b: Builder) -> None:
     result(b, f"{o}.g({t}) * {o}.extra", var.shape, 5.0)
 
 
-@fragment(FAMILY, "classes", "class-mro", weight=2)
+@fragment(FAMILY, "classes", "class-mro", weight=3)
 def class_mro(draw, b: Builder) -> None:
     """Multiple inheritance: two mixins over one base, each calling `super().g`, so the call chain
     follows the MRO of the final class (diamond), plus a plain mixin contributing a method."""
@@ -165,19 +164,18 @@ def class_mro(draw, b: Builder) -> None:
     result(b, f"{o}.g(torch.tanh({t}))", var.shape, 10.0)
 
 
-@fragment(FAMILY, "classes", "class-isinstance", weight=2)
+@fragment(FAMILY, "classes", "class-isinstance", weight=3)
 def class_isinstance(draw, b: Builder) -> None:
-    """`isinstance`/`issubclass` choosing a branch; at the top level a global is swapped between calls
-    to an instance of a sibling class, so the type guard decides the branch."""
+    """`isinstance`/`issubclass` choosing a branch on a global that the call plan rebinds to an instance of
+    the same, a sub- or an unrelated class, so the type guard decides the branch on the re-call."""
     a, sub, other = b.fresh("Kind"), b.fresh("SubKind"), b.fresh("Other")
     helper(b, "class $A:\n    w = 1.0", A=a)
     helper(b, "class $S($A):\n    w = 2.0", A=a, S=sub)
     helper(b, "class $O:\n    w = -1.0", O=other)
     obj = b.fresh("KIND_")
     b.add_global(obj, b_expr(f"{choose(draw, (sub, a, other))}()"))
-    if boolean(draw):
-        swap = choose(draw, (a, sub, other))
-        b.between.extend((ir.Global((obj,)), ir.Assign(ir.Name(obj), b_expr(f"{swap}()"))))
+    swap = choose(draw, (a, sub, other))
+    b.between.extend((ir.Global((obj,)), ir.Assign(ir.Name(obj), b_expr(f"{swap}()"))))
     t, var, _ = operand(draw, b)
     name = b.fresh("k")
     emit(b, f"""
@@ -195,7 +193,7 @@ def b_expr(text: str) -> ir.CodeExpr:
     return ir.CodeExpr(text)
 
 
-@fragment(FAMILY, "classes", "class-local", weight=2)
+@fragment(FAMILY, "classes", "class-local", weight=3)
 def class_local(draw, b: Builder) -> None:
     """A class statement inside the compiled function (Dynamo breaks the graph there), optionally closing
     over a local of the frame, and a method of it called on a fresh instance.
