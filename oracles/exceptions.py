@@ -88,6 +88,8 @@ FULLGRAPH_REFUSALS = (  # (gb_type, word the message must contain, reason)
      "under fullgraph"),
     ("Attempted to call function marked as skipped", "intentionally", "a function Dynamo deliberately skips, "
      "under fullgraph"),
+    ("Skip calling `torch.compiler.disable()`d function", "", "a torch.compiler.disable'd function under fullgraph"),
+    ("Invalid call to __build_class__", "class definition", "a class statement in the frame under fullgraph"),
 )
 HOP_REFUSAL_WORDS = ("Unsafe side effect", "Mutating a variable", "input mutation", "aliasing",
                      "Failed to trace builtin operator", "graph_break()")

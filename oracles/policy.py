@@ -95,6 +95,12 @@ RULES: tuple[Rule, ...] = (
          "the next graph. Only that one extra attribute name is excused; any other attribute difference, or a "
          "missing attribute, stays a finding.",
          names=frozenset({"_dynamo_propagated_dynamic_indices"})),
+    Rule("dynamo-static-address-marker", frozenset({"eager", "aot_eager", "inductor"}),
+         frozenset({"out", "args", "state", "between"}), frozenset({"attributes"}),
+         "Dynamo marks the parameters and buffers of the nn.Modules it traces as static inputs "
+         "(builder.py calls decorators.mark_static_address, which sets `_dynamo_static_input_type`), a hint for "
+         "cudagraphs. Only that one extra attribute name is excused.",
+         names=frozenset({"_dynamo_static_input_type"})),
     Rule("cross-device-placement", frozenset({"eager", "aot_eager", "inductor"}),
          frozenset({"out", "args", "state", "between"}), frozenset({"device"}),
          "Compared across devices (--cross-device: a CUDA run against CPU eager), every tensor lives on "

@@ -104,7 +104,7 @@ class Snapshotter:
             return ("handle",)
         if type(v).__name__ == "method":
             return ("method", self.walk(v.__func__), self.walk(v.__self__))
-        return ("obj", tname, self.attrs(v))
+        return ("obj", tname, self.attrs(v) + self.slots(v))
 
     def key(self, k):
         """Dict keys and set members: hashable values, with tensors by identity order."""
@@ -125,6 +125,14 @@ class Snapshotter:
         if not isinstance(d, dict):
             return []
         return [(k, self.walk(x)) for k, x in d.items()]
+
+    def slots(self, v):
+        """Values held in `__slots__` (no `__dict__` holds them), by slot name."""
+        names = []
+        for klass in type(v).__mro__:
+            declared = klass.__dict__.get("__slots__", ())
+            names += [declared] if isinstance(declared, str) else [n for n in declared if n not in names]
+        return [(n, self.walk(getattr(v, n))) for n in names if n not in ("__dict__", "__weakref__") and hasattr(v, n)]
 
     def function(self, fn):
         qual = fn.__qualname__
@@ -168,6 +176,8 @@ class Snapshotter:
             if t.is_leaf and t.grad is not None else None
         attrs = self.attrs(t)
         data = t.detach().to("cpu", copy=True)
+        if type(data) is not torch.Tensor:  # a subclass's type is in meta; values compare as plain tensors
+            data = data.as_subclass(torch.Tensor)
         return TensorSnap(meta, data, grad, attrs)
 
 
