@@ -96,4 +96,4 @@ def place(b: Builder, kind: str, make: str, prefix: str = "obj") -> str:
     return name
 
 
-from . import classes_dunder, classes_func, classes_nn, classes_special, classes_user  # noqa: E402,F401  (registers fragments)
+from . import classes_dunder, classes_func, classes_meta, classes_nn, classes_special, classes_user  # noqa: E402,F401  (registers fragments)

@@ -75,6 +75,13 @@ CONSTRUCTS = {
     "torch-function-subclass": lambda n: _class_with_base("torch.Tensor")(n) and any(
         _defines("__torch_function__")(s) for s in n.body),
     "torch-function-mode": _class_with_base("TorchFunctionMode"),
+    "class-new": _defines("__init_subclass__"),
+    "class-metaclass": lambda n: isinstance(n, ast.ClassDef) and any(k.arg == "metaclass" for k in n.keywords),
+    "class-dynamic": _is_call("type"),
+    "func-vjp-jvp": lambda n: isinstance(n, ast.Call) and ast.unparse(n.func) in (
+        "torch.func.vjp", "torch.func.jvp", "torch.func.hessian"),
+    "autograd-dirty": _is_call("mark_dirty"),
+    "nonstrict-trace": _decorated("nonstrict_trace"),
 }
 
 
