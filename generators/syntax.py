@@ -9,6 +9,7 @@ from __future__ import annotations
 FAMILY = "syntax"
 
 from . import (  # noqa: E402,F401  (importing registers the fragments)
+    syntax_exc_attrs,
     syntax_exceptions,
     syntax_flow,
     syntax_gen,

@@ -14,11 +14,13 @@ from .fragments import fragment
 from .syntax_common import FAMILY, code, fold, operand
 
 
-def _custom_exception(draw, b: Builder) -> str:
-    """A module-level `Exception` subclass, plain or with an `__init__` that keeps an extra attribute."""
+def _custom_exception(draw, b: Builder) -> tuple[str, str]:
+    """A module-level `Exception` subclass, plain (raised with two arguments) or with an `__init__` that keeps
+    an extra attribute; returns its name and how to raise it (a format string taking the value)."""
     cls = b.fresh("SynError")
     if boolean(draw):
         code(b, f"class {cls}(Exception):\n    pass", module=True)
+        return cls, f"{cls}({{}}, 1)"
     else:
         code(b, f"""
             class {cls}(Exception):
@@ -26,17 +28,17 @@ def _custom_exception(draw, b: Builder) -> str:
                     super().__init__(value)
                     self.scale = scale
             """, module=True)
-    return cls
+    return cls, f"{cls}({{}})"
 
 
-@fragment(FAMILY, "syntax", "try-except", weight=4)
+@fragment(FAMILY, "syntax", "try-except", weight=6)
 def try_except(draw, b: Builder) -> None:
     """A builtin or user-defined exception raised on purpose (or not, on the branch taken) and caught."""
     var, x, bound = operand(draw, b)
     k, t, e = b.fresh("k"), b.fresh("t"), b.fresh("err")
     kind = choose(draw, ("value", "key", "index", "zerodiv", "custom", "tuple", "base"))
     if kind == "value":
-        limit = choose(draw, (0, var.numel, 5))
+        limit = choose(draw, (0, var.numel - 1, 5))
         code(b, f"""
             try:
                 {t} = {x} * 2
@@ -82,15 +84,15 @@ def try_except(draw, b: Builder) -> None:
             """)
         fold(b, k, var.shape, 6 * bound + 1)
     elif kind == "custom":
-        cls = _custom_exception(draw, b)
+        cls, make = _custom_exception(draw, b)
         caught = choose(draw, (cls, "Exception", f"({cls}, KeyError)"))
         code(b, f"""
             try:
-                raise {cls}({x} * 3)
+                raise {make.format(f"{x} * 3")}
             except {caught} as {e}:
-                {k} = {e}.args[0] + 1
+                {k} = {e}.args[0] + len({e}.args) + {e}.args[-1]
             """)
-        fold(b, k, var.shape, 3 * bound + 1)
+        fold(b, k, var.shape, 6 * bound + 3)
     elif kind == "tuple":
         idx = choose(draw, (3, 0))
         key = choose(draw, ("a", "m"))
@@ -111,7 +113,7 @@ def try_except(draw, b: Builder) -> None:
         fold(b, k, var.shape, 2 * bound + 7)
 
 
-@fragment(FAMILY, "syntax", "raise-flow", weight=4)
+@fragment(FAMILY, "syntax", "raise-flow", weight=6)
 def raise_flow(draw, b: Builder) -> None:
     """Exceptions that travel: a bare `raise` caught by an outer try, `raise X from Y`, a `finally` run on
     the way out of a nested try, and an exception raised in a (module-level, inlined) helper."""
@@ -123,12 +125,12 @@ def raise_flow(draw, b: Builder) -> None:
             {log} = []
             try:
                 try:
-                    raise KeyError({integer(draw, 1, 4)})
+                    raise KeyError({integer(draw, 1, 4)}, 5)
                 except KeyError:
                     {log}.append(1)
                     raise
             except KeyError as {e}:
-                {log}.append({e}.args[0])
+                {log}.append({e}.args[0] - {e}.args[1])
             {k} = {x} + sum({log})
             """)
         fold(b, k, var.shape, bound + 5)
@@ -138,12 +140,13 @@ def raise_flow(draw, b: Builder) -> None:
                 try:
                     {k} = {{}}[{integer(draw, 1, 3)}]
                 except KeyError as inner:
-                    raise ValueError({x} * 2) from inner
+                    raise ValueError({x} * 2, 0.5) from inner
             except ValueError as {e}:
-                {k} = {e}.args[0] + {e}.__cause__.args[0]
+                {k} = {e}.args[0] * {e}.args[1] + {e}.__cause__.args[0]
             """)
-        fold(b, k, var.shape, 2 * bound + 3)
+        fold(b, k, var.shape, bound + 3)
     elif kind == "nested-finally":
+        b.tag("try-finally")
         raised = boolean(draw)
         code(b, f"""
             {log} = 0
@@ -160,11 +163,13 @@ def raise_flow(draw, b: Builder) -> None:
         fold(b, k, var.shape, 13 * bound)
     else:
         check = b.fresh("syn_check")
-        limit = choose(draw, (var.numel - 1, var.numel))
+        limit = choose(draw, (var.numel - 1, var.numel, 0))
+        # A tensor made in the inlined helper travelling in the exception makes Dynamo give up on the frame.
+        second = choose(draw, ("0.5", "-2.0", "t.sum()"))
         code(b, f"""
             def {check}(t, limit):
                 if t.numel() > limit:
-                    raise ValueError(t.numel(), t.sum())
+                    raise ValueError(t.numel(), {second})
                 return t * 2
             """, module=True)
         call = f"{check}({x}, {limit})"
@@ -182,12 +187,12 @@ def raise_flow(draw, b: Builder) -> None:
             try:
                 {k} = {call}
             except ValueError as {e}:
-                {k} = {x} - {e}.args[0] + torch.tanh({e}.args[1])
+                {k} = {x} - {e}.args[0] + {e}.args[1] / 4
             """)
-        fold(b, k, var.shape, bound + var.numel + 2)
+        fold(b, k, var.shape, bound + var.numel * (1 + bound))
 
 
-@fragment(FAMILY, "syntax", "try-finally", weight=3)
+@fragment(FAMILY, "syntax", "try-finally", weight=5)
 def try_else_finally(draw, b: Builder) -> None:
     """`try/except/else` and `try/finally`, in the entry and in a helper that returns from its `try`."""
     var, x, bound = operand(draw, b)
@@ -232,7 +237,7 @@ def try_else_finally(draw, b: Builder) -> None:
         fold(b, f"{k} + sum({log})", var.shape, 2 * bound + 4)
 
 
-@fragment(FAMILY, "syntax", "next-default", "assert", weight=3)
+@fragment(FAMILY, "syntax", "next-default", "assert", weight=6)
 def iteration_end(draw, b: Builder) -> None:
     """`next(it, default)` past the end, a `StopIteration` caught around a `while True`, and an `assert`
     that holds."""
@@ -263,3 +268,4 @@ def iteration_end(draw, b: Builder) -> None:
             {k} = {x} + {tot}
             """)
         fold(b, k, var.shape, bound + 20)
+

@@ -25,7 +25,7 @@ def _point_class(b: Builder) -> str:
     return cls
 
 
-@fragment(FAMILY, "syntax", "match", weight=5)
+@fragment(FAMILY, "syntax", "match", weight=6)
 def match_stmt(draw, b: Builder) -> None:
     """A `match` whose case is decided by sizes, literals or the class of the subject."""
     var, x, bound = operand(draw, b)
@@ -118,7 +118,7 @@ def match_stmt(draw, b: Builder) -> None:
         fold(b, k, var.shape, 3 * bound + 3)
 
 
-@fragment(FAMILY, "syntax", "loop-while", weight=3)
+@fragment(FAMILY, "syntax", "loop-while", weight=6)
 def while_loop(draw, b: Builder) -> None:
     """A `while` loop on a counter with `continue`, `break` and an `else` clause."""
     var, x, bound = operand(draw, b)
@@ -142,7 +142,7 @@ def while_loop(draw, b: Builder) -> None:
     fold(b, f"{acc} + {i}", var.shape, bound + 2 * n + 8)
 
 
-@fragment(FAMILY, "syntax", "loop-for", weight=4)
+@fragment(FAMILY, "syntax", "loop-for", weight=6)
 def for_loop(draw, b: Builder) -> None:
     """`for ... else` with `break`, nested loops with `continue`, a loop over a tensor's rows (with
     `enumerate`), and a loop over dict items."""
@@ -194,7 +194,7 @@ def for_loop(draw, b: Builder) -> None:
     else:
         code(b, f"""
             {acc} = {x}
-            for i, w in zip(reversed(range(3)), [0.5, -1.0, 2.0]):
-                {acc} = {acc} + i * w
+            for i, {acc}_w in zip(reversed(range(3)), [0.5, -1.0, 2.0]):
+                {acc} = {acc} + i * {acc}_w
             """)
         fold(b, acc, var.shape, bound + 4)

@@ -11,8 +11,12 @@ from .fragments import fragment
 from .syntax_common import FAMILY, GRAPH_BREAK, code, fold, operand
 
 
-def _generators(b: Builder) -> tuple[str, str]:
-    """Two module-level generator functions: a plain one returning its count, and one delegating to it."""
+def _generators(draw, b: Builder) -> tuple[str, str]:
+    """Two module-level generator functions: a plain one returning its count, and one delegating to it.
+
+    Reading the delegate's return value (`r = yield from ...`) hits a known torch bug
+    (corpus/yield_from_return_value_lost.py), so it is drawn rarely: the bug is known, the other
+    constructs of the program would go unchecked."""
     gen, outer = b.fresh("syn_gen"), b.fresh("syn_chain")
     code(b, f"""
         def {gen}(t, n):
@@ -20,21 +24,42 @@ def _generators(b: Builder) -> tuple[str, str]:
                 yield t * (i + 1)
             return n
         """, module=True)
+    value = integer(draw, 0, 7) == 0
     code(b, f"""
         def {outer}(t):
             yield t
-            r = yield from {gen}(t, 2)
-            yield t - r
+            {"r = yield from" if value else "yield from"} {gen}(t, 2)
+            yield t - {"r" if value else "2"}
         """, module=True)
     return gen, outer
 
 
-@fragment(FAMILY, "syntax", "generator", weight=5)
+@fragment(FAMILY, "syntax", "generator", weight=7)
 def generator(draw, b: Builder) -> None:
     """A generator function or expression, consumed whole or step by step (maybe across a graph break)."""
     var, x, bound = operand(draw, b)
     k, g = b.fresh("k"), b.fresh("gen")
-    kind = choose(draw, ("sum", "tuple", "next", "genexp", "break", "send"))
+    kind = choose(draw, ("sum", "tuple", "next", "genexp", "break", "send", "close", "zip"))
+    if kind == "close":
+        b.tag("try-finally")
+        fin = b.fresh("syn_closing")
+        code(b, f"""
+            def {fin}(t, log):
+                try:
+                    yield t
+                    yield t * 2
+                finally:
+                    log.append(1)
+            """, module=True)
+        log = b.fresh("log")
+        code(b, f"""
+            {log} = []
+            {g} = {fin}({x}, {log})
+            {k} = next({g})
+            {g}.close()
+            """)
+        fold(b, f"{k} + len({log})", var.shape, bound + 1)
+        return
     if kind == "send":
         echo = b.fresh("syn_echo")
         code(b, f"""
@@ -54,7 +79,7 @@ def generator(draw, b: Builder) -> None:
             """)
         fold(b, k, var.shape, 4 * bound)
         return
-    gen, outer = _generators(b)
+    gen, outer = _generators(draw, b)
     if kind == "sum":
         call = choose(draw, (f"{gen}({x}, {integer(draw, 1, 3)})", f"{outer}({x})"))
         code(b, f"{k} = sum({call})")
@@ -86,7 +111,15 @@ def generator(draw, b: Builder) -> None:
         else:
             code(b, f"{k} = any(d > 2 for d in {x}.shape) or all(d == 1 for d in {x}.shape)")
             fold(b, f"{x} * int({k})", var.shape, bound)
+    elif kind == "zip":
+        code(b, f"""
+            {k} = {x}
+            for i, (p, q) in enumerate(zip({gen}({x}, 3), {outer}({x}))):
+                {k} = {k} + p * 0.25 - q * i
+            """)
+        fold(b, k, var.shape, 12 * bound)
     else:
+        b.tag("graph-break-site")
         code(b, f"""
             {g} = {gen}({x}, 3)
             {k} = next({g})
@@ -96,7 +129,7 @@ def generator(draw, b: Builder) -> None:
         fold(b, k, var.shape, 3 * bound)
 
 
-@fragment(FAMILY, "syntax", "comprehension", weight=5)
+@fragment(FAMILY, "syntax", "comprehension", weight=6)
 def comprehension(draw, b: Builder) -> None:
     """List, dict and set comprehensions, filtered and nested, over ranges and tensor rows."""
     var, x, bound = operand(draw, b)
@@ -128,7 +161,7 @@ def comprehension(draw, b: Builder) -> None:
         fold(b, f"{k}['k0'] - len({k})", var.shape, bound + 4)
 
 
-@fragment(FAMILY, "syntax", "comprehension-graph-break", weight=3)
+@fragment(FAMILY, "syntax", "comprehension-graph-break", weight=6)
 def comprehension_break(draw, b: Builder) -> None:
     """A comprehension whose body (or filter) breaks the graph: `graph_break()` or `print()`."""
     var, x, bound = operand(draw, b)
@@ -136,6 +169,7 @@ def comprehension_break(draw, b: Builder) -> None:
     brk = choose(draw, (GRAPH_BREAK, "print('syntax-comprehension', i)"))
     kind = choose(draw, ("list", "dict", "filter", "nested"))
     n = integer(draw, 1, 3)
+    b.tag("print" if brk != GRAPH_BREAK else "graph-break-site")
     if kind == "list":
         code(b, f"{k} = [{x} * i + ({brk} or 0) for i in range({n})]")
         fold(b, f"sum({k})", var.shape, n * n * bound)

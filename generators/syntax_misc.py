@@ -11,7 +11,7 @@ from .fragments import fragment
 from .syntax_common import FAMILY, GRAPH_BREAK, code, fold, operand
 
 
-@fragment(FAMILY, "syntax", "fstring-key", weight=3)
+@fragment(FAMILY, "syntax", "fstring-key", weight=6)
 def fstring_key(draw, b: Builder) -> None:
     """A lookup whose key is built by an f-string (with a format spec) or `str.format` from sizes."""
     var, x, bound = operand(draw, b)
@@ -31,7 +31,7 @@ def fstring_key(draw, b: Builder) -> None:
     fold(b, f"{x} * {k}", var.shape, bound * 40)
 
 
-@fragment(FAMILY, "syntax", "starred-unpack", weight=3)
+@fragment(FAMILY, "syntax", "starred-unpack", weight=6)
 def starred(draw, b: Builder) -> None:
     """`a, *rest = ...`, `*_, last = shape`, `f(*args, **kw)`, `[*a, *b]` and `{**d1, **d2}`."""
     var, x, bound = operand(draw, b)
@@ -72,7 +72,7 @@ def starred(draw, b: Builder) -> None:
         fold(b, k, var.shape, 5 * bound + 4)
 
 
-@fragment(FAMILY, "syntax", "kwonly-defaults", weight=3)
+@fragment(FAMILY, "syntax", "kwonly-defaults", weight=6)
 def kwonly_defaults(draw, b: Builder) -> None:
     """A helper with positional-only, keyword-only and defaulted parameters and `**extra`, called with
     some of them."""
@@ -87,7 +87,7 @@ def kwonly_defaults(draw, b: Builder) -> None:
     fold(b, k, var.shape, 2 * bound + 4)
 
 
-@fragment(FAMILY, "syntax", "walrus", "chained-compare", weight=3)
+@fragment(FAMILY, "syntax", "walrus", "chained-compare", weight=6)
 def walrus_compare(draw, b: Builder) -> None:
     """Assignment expressions (in an `if`, in a comprehension filter) and chained comparisons on sizes."""
     var, x, bound = operand(draw, b)
@@ -100,23 +100,25 @@ def walrus_compare(draw, b: Builder) -> None:
             {k} = {x} - {n}
         """)
     if boolean(draw):
-        code(b, f"{k} = {k} + sum([y for i in range(3) if (y := i * 2) > 1])")
+        y = b.fresh("y")
+        code(b, f"{k} = {k} + sum([{y} for i in range(3) if ({y} := i * 2) > 1])")
     else:
         code(b, f"{k} = {k} + (1 if 0 <= {x}.dim() < 2 == 2 else 2)")
     fold(b, k, var.shape, 2 * bound + 30)
 
 
-@fragment(FAMILY, "syntax", "del-rebind", "local-import", weight=3)
+@fragment(FAMILY, "syntax", "del-rebind", "local-import", weight=6)
 def del_rebind(draw, b: Builder) -> None:
     """`import math` / `from operator import mul` inside the entry, and a local deleted then rebound."""
     var, x, bound = operand(draw, b)
     tmp = b.fresh("tmp")
-    imp = choose(draw, ("import math", "from operator import mul", "import operator as op",
-                        "from math import pi, sqrt"))
-    use = {"import math": f"{x} * math.cos(0.5) + math.floor(2.5)",
-           "from operator import mul": f"mul({x}, 0.75)",
-           "import operator as op": f"op.add({x}, op.neg(1))",
-           "from math import pi, sqrt": f"{x} * (pi / 4) + sqrt(4)"}[imp]
+    mod = b.fresh("mod_")
+    imp, use = choose(draw, (
+        (f"import math as {mod}", f"{x} * {mod}.cos(0.5) + {mod}.floor(2.5)"),
+        (f"from operator import mul as {mod}", f"{mod}({x}, 0.75)"),
+        (f"import operator as {mod}", f"{mod}.add({x}, {mod}.neg(1))"),
+        (f"from math import pi as {mod}", f"{x} * ({mod} / 4) + 2"),
+    ))
     code(b, f"""
         {tmp} = {x} * 2
         {imp}
@@ -132,13 +134,13 @@ def del_rebind(draw, b: Builder) -> None:
     fold(b, tmp, var.shape, bound + 4)
 
 
-@fragment(FAMILY, "syntax", "graph-break-site", weight=4)
+@fragment(FAMILY, "syntax", "graph-break-site", weight=5)
 def graph_break_site(draw, b: Builder) -> None:
     """`torch._dynamo.graph_break()` inside a loop body, an inlined helper, a `try` block, an `except`
     handler, or a nested function; values computed before it are used after it."""
     var, x, bound = operand(draw, b)
     k = b.fresh("k")
-    kind = choose(draw, ("loop", "helper", "try", "handler", "nested"))
+    kind = choose(draw, ("loop", "helper", "try", "handler", "nested", "finally", "while", "match", "else"))
     if kind == "loop":
         code(b, f"""
             {k} = {x}
@@ -167,6 +169,49 @@ def graph_break_site(draw, b: Builder) -> None:
                 {k} = {x}
             """)
         fold(b, k, var.shape, 2 * bound + 2)
+    elif kind == "finally":
+        code(b, f"""
+            try:
+                {k} = {x} - 1
+            finally:
+                {GRAPH_BREAK}
+                {k} = {k} * 2
+            """)
+        fold(b, k, var.shape, 2 * bound + 2)
+    elif kind == "while":
+        code(b, f"""
+            {k} = {x}
+            i = 0
+            while i < {integer(draw, 1, 3)}:
+                i += 1
+                if i == 2:
+                    {GRAPH_BREAK}
+                    continue
+                {k} = {k} + i
+            """)
+        fold(b, k, var.shape, bound + 6)
+    elif kind == "match":
+        code(b, f"""
+            match [{x}, 2]:
+                case [t, n]:
+                    {k} = t * n
+                    {GRAPH_BREAK}
+                    {k} = {k} - n
+                case _:
+                    {k} = {x}
+            """)
+        fold(b, k, var.shape, 2 * bound + 2)
+    elif kind == "else":
+        code(b, f"""
+            try:
+                {k} = {x} + 2
+            except KeyError:
+                {k} = {x}
+            else:
+                {GRAPH_BREAK}
+                {k} = {k} * 0.5
+            """)
+        fold(b, k, var.shape, bound + 2)
     elif kind == "handler":
         code(b, f"""
             try:
@@ -189,7 +234,7 @@ def graph_break_site(draw, b: Builder) -> None:
         fold(b, k, var.shape, 2 * bound + 2)
 
 
-@fragment(FAMILY, "syntax", "print", weight=3)
+@fragment(FAMILY, "syntax", "print", weight=5)
 def print_call(draw, b: Builder) -> None:
     """`print()` of sizes, an f-string or a tensor, between computations whose values cross it."""
     var, x, bound = operand(draw, b)
@@ -202,3 +247,75 @@ def print_call(draw, b: Builder) -> None:
         {k} = {k} * 2
         """)
     fold(b, k, var.shape, 2 * bound + 2)
+
+
+@fragment(FAMILY, "syntax", "seq-ops", weight=7)
+def seq_ops(draw, b: Builder) -> None:
+    """Slices with steps on lists, tuples and strings, repetition, augmented assignment on containers,
+    and `and`/`or` returning operands rather than booleans."""
+    var, x, bound = operand(draw, b)
+    k, s = b.fresh("k"), b.fresh("seq")
+    kind = choose(draw, ("slice", "repeat", "augassign", "short-circuit"))
+    if kind == "slice":
+        step = choose(draw, ("::-1", "1::2", ":-1", "::2"))
+        code(b, f"""
+            {s} = [{x}, {x} * 2, {x} * 3, {x} * 0.5][{step}]
+            {k} = {s}[0] + len({s}) + len('abcdef'[{step}]) + sum((1, 2, 3, 4)[{step}])
+            """)
+        fold(b, k, var.shape, 3 * bound + 20)
+    elif kind == "repeat":
+        code(b, f"""
+            {s} = [{x}] * 2 + [1] * 3
+            {k} = sum({s}) + len('ab' * 3) + len((0,) * 4)
+            """)
+        fold(b, k, var.shape, 2 * bound + 13)
+    elif kind == "augassign":
+        code(b, f"""
+            {s} = [1]
+            {s} += [2, 3]
+            {s} *= 2
+            {k} = (1,)
+            {k} += (4,)
+            {s}.extend({k})
+            {k} = {x} + sum({s}) // 3 + (7 << 1 | 1) % 5
+            """)
+        fold(b, k, var.shape, bound + 12)
+    else:
+        none = choose(draw, ("None", "0", "[]"))
+        code(b, f"""
+            {s} = {none} or {x}
+            {k} = ({s} is not None and {x} * 2) + ({none} and 5 or 1)
+            """)
+        fold(b, k, var.shape, 2 * bound + 5)
+
+
+@fragment(FAMILY, "syntax", "lambda-binding", weight=6)
+def lambda_binding(draw, b: Builder) -> None:
+    """Lambdas made in a loop or comprehension (late binding vs a default argument), an immediately called
+    lambda, and a lambda as `sorted`'s key."""
+    var, x, bound = operand(draw, b)
+    k, fs = b.fresh("k"), b.fresh("fns")
+    kind = choose(draw, ("late", "default", "immediate", "key"))
+    if kind == "late":
+        code(b, f"""
+            {fs} = []
+            for i in range(3):
+                {fs}.append(lambda t: t * i)
+            {k} = sum(fn({x}) for fn in {fs})
+            """)
+        fold(b, k, var.shape, 6 * bound)
+    elif kind == "default":
+        code(b, f"""
+            {fs} = [lambda t, i=i: t + i for i in range(3)]
+            {k} = {fs}[0]({x}) * {fs}[2](1)
+            """)
+        fold(b, k, var.shape, 3 * bound + 3)
+    elif kind == "immediate":
+        code(b, f"{k} = (lambda a, *, b=2: a * b)({x}, b={integer(draw, 1, 3)})")
+        fold(b, k, var.shape, 3 * bound)
+    else:
+        code(b, f"""
+            {fs} = sorted([(2, 'b'), (1, 'c'), (3, 'a')], key=lambda p: p[1])
+            {k} = {x} * {fs}[0][0] - {fs}[-1][0]
+            """)
+        fold(b, k, var.shape, 2 * bound + 1)

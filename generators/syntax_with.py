@@ -32,7 +32,7 @@ def _return_grad(b: Builder, expr: str) -> None:
     b.returns.append(ir.Name(name))
 
 
-@fragment(FAMILY, "syntax", "with-grad-mode", weight=4, nestable=False)
+@fragment(FAMILY, "syntax", "with-grad-mode", weight=6, nestable=False)
 def grad_mode(draw, b: Builder) -> None:
     """Work on a leaf requiring grad under a grad-mode context manager, read outside of it."""
     g, x, shape, bound = _grad_leaf(draw, b)
@@ -101,7 +101,7 @@ def _cm_class(draw, b: Builder, suppress: bool) -> str:
     return cls
 
 
-@fragment(FAMILY, "syntax", "with-context-manager", weight=4)
+@fragment(FAMILY, "syntax", "with-context-manager", weight=8)
 def context_manager(draw, b: Builder) -> None:
     """`nullcontext`, a `@contextmanager` generator, a user class with `__enter__`/`__exit__`, one whose
     `__exit__` suppresses what its block raises, and two managers in one `with`."""
@@ -157,10 +157,11 @@ def context_manager(draw, b: Builder) -> None:
         fold(b, f"{w} + sum({m}.log)", var.shape, 1.5 * bound + 5)
 
 
-@fragment(FAMILY, "syntax", "with-graph-break", weight=3)
+@fragment(FAMILY, "syntax", "with-graph-break", weight=8)
 def with_graph_break(draw, b: Builder) -> None:
     """`torch._dynamo.graph_break()` inside a `with` block: a grad mode, a user class, a `@contextmanager`
     generator, or `nullcontext`; the block goes on computing after the break."""
+    b.tag("graph-break-site")
     var, x, bound = operand(draw, b)
     w, m = b.fresh("w"), b.fresh("cm")
     kind = choose(draw, ("no-grad", "class", "generator", "nullcontext"))
@@ -204,3 +205,52 @@ def with_graph_break(draw, b: Builder) -> None:
         {w} = {w} + {tail}
         """)
     fold(b, w, var.shape, 2 * bound + 10)
+
+
+@fragment(FAMILY, "syntax", "with-torch-context", weight=7)
+def torch_context(draw, b: Builder) -> None:
+    """Other context managers Dynamo models: autocast (on and off), inference mode, a device as default
+    device, `record_function`, `warnings.catch_warnings`, and grad mode switched by a plain call."""
+    var, x, bound = operand(draw, b)
+    w = b.fresh("w")
+    kind = choose(draw, ("autocast", "autocast-off", "inference", "device", "record", "warnings", "set-call"))
+    if kind in ("autocast", "autocast-off"):
+        flat = f"{x}.reshape(-1, 1)"
+        enabled = kind == "autocast"
+        code(b, f"""
+            with torch.autocast('cpu', dtype=torch.bfloat16, enabled={enabled}):
+                {w} = ({flat} @ {flat}.t()).float().sum(0)[:{var.numel}].reshape({tuple(var.shape)!r})
+            """)
+        fold(b, f"torch.tanh({w}) + {x}", var.shape, bound + 1)
+        return
+    if kind == "inference":
+        code(b, f"""
+            with torch.inference_mode():
+                {w} = {x} * 2
+            {w} = {w}.clone() + int({w}.is_inference())
+            """)
+    elif kind == "device":
+        code(b, f"""
+            with torch.device({x}.device.type):
+                {w} = {x} * 2 + torch.ones({tuple(var.shape)!r}).to({x}.device)
+            """)
+    elif kind == "record":
+        code(b, f"""
+            with torch.autograd.profiler.record_function('syntax_block'):
+                {w} = {x} * 2 + 1
+            """)
+    elif kind == "warnings":
+        b.add_import(ir.Import("warnings"))
+        code(b, f"""
+            with warnings.catch_warnings():
+                warnings.simplefilter('ignore')
+                {w} = {x} * 2 - 1
+            """)
+    else:
+        code(b, f"""
+            prev = torch.is_grad_enabled()
+            torch.set_grad_enabled(False)
+            {w} = {x} * 2 + int(torch.is_grad_enabled())
+            torch.set_grad_enabled(prev)
+            """)
+    fold(b, w, var.shape, 2 * bound + 2)
