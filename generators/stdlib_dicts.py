@@ -111,9 +111,10 @@ def _deque(c: Ctx) -> Snip:
     q, r = c.names("dq", "dr")
     c.use_import("collections")
     L, dim = c.ints(), c.dim()
+    # rotate() on a bounded deque is left out: it loses maxlen (corpus/deque_maxlen_rotate_in_frame.py)
     maxlen = c.choose(("None", "3", "5"))
     lines = [f"{q} = collections.deque({L}, maxlen={maxlen})", f"{q}.appendleft({dim})", f"{q}.append(6)",
-             f"{q}.rotate({c.choose(('1', '-2', '0'))})" if c.flag() else f"{q}.extendleft([1, 2])",
+             f"{q}.rotate({c.choose(('1', '-2', '0'))})" if maxlen == "None" else f"{q}.extendleft([1, 2])",
              f"{r} = {q}[0] * 4 + {q}[-1] * 2 + len({q}) + {q}.popleft() + {q}.pop() + "
              f"int({q}.maxlen is None)"]
     return Snip(lines, r, 7 * LIST_BOUND + 2 * DIM_BOUND + 12)

@@ -15,8 +15,10 @@ def _partial(c: Ctx) -> Snip:
     p, r = c.names("pt", "pr")
     c.use_import("functools")
     L, d = c.ints(), c.dim()
-    form = c.choose(("positional", "keyword", "nested", "builtin"))
-    if form == "positional":
+    form = c.choose(("positional", "keyword", "override", "nested", "builtin"))
+    if form == "override":
+        lines = [f"{p} = functools.partial(lambda a, k=1: a * 3 + k, k={d})", f"{r} = {p}({L}[0], k=2) + {p}(1)"]
+    elif form == "positional":
         lines = [f"{p} = functools.partial(lambda a, b, k=1: a * 2 + b * k, {d})", f"{r} = {p}({L}[0], k=2)"]
     elif form == "keyword":
         lines = [f"{p} = functools.partial(lambda a, b=0, k=1: a + b * k, k={L}[-1])", f"{r} = {p}(1, b={d})"]
@@ -66,7 +68,7 @@ def _chains(c: Ctx) -> Snip:
                      f"len(list(itertools.chain.from_iterable([{L}, {M}])))",
                      f"sum(itertools.islice({L}, 1, None, 2)) + len(list(itertools.islice({M}, 2)))",
                      f"sum(a * b for a, b in itertools.zip_longest({L}, {M}, fillvalue=2))",
-                     f"sum(itertools.repeat({L}[0], 3)) + len(list(itertools.repeat(1, times=2)))",
+                     f"sum(itertools.repeat({L}[0], 3)) + len(list(itertools.repeat(1, 2)))",
                      f"sum(a * b for a, b in itertools.pairwise({L}))"))
     return Snip([f"{r} = {form}"], r, 4 * LIST_BOUND * LIST_BOUND)
 
