@@ -179,7 +179,7 @@ POOL = (_len_abs, _min_max, _sum_start, _any_all, _sorted_reversed, _zip_enumera
         _slice_obj, _truthiness)
 
 
-@fragment(FAMILY, FAMILY, "stdlib-builtins", weight=4)
+@fragment(FAMILY, FAMILY, "stdlib-builtins", weight=8)
 def stdlib_builtins(draw, b: Builder) -> None:
     """Builtin functions folded into an output."""
     area(draw, b, POOL)

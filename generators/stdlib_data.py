@@ -82,19 +82,19 @@ STRUCT_POOL = (_dataclass, _namedtuple)
 ENUM_STR_POOL = (_enum, _strings)
 
 
-@fragment(FAMILY, FAMILY, "stdlib-dataclass", weight=3)
+@fragment(FAMILY, FAMILY, "stdlib-dataclass", weight=8)
 def stdlib_dataclass(draw, b: Builder) -> None:
     """Module-level dataclasses and typing.NamedTuple folded into an output."""
     area(draw, b, STRUCT_POOL, most=2)
 
 
-@fragment(FAMILY, FAMILY, "stdlib-enum-str", weight=3)
+@fragment(FAMILY, FAMILY, "stdlib-enum-str", weight=8)
 def stdlib_enum_str(draw, b: Builder) -> None:
     """Enum members in conditions and as dict keys, and str methods building dict keys."""
     area(draw, b, ENUM_STR_POOL, most=2)
 
 
-@fragment(FAMILY, FAMILY, "stdlib-pytree", weight=3)
+@fragment(FAMILY, FAMILY, "stdlib-pytree", weight=8)
 def stdlib_pytree(draw, b: Builder) -> None:
     """tree_map / tree_flatten / tree_unflatten / tree_leaves over a nested dict/list/tuple of tensors."""
     b.add_import(ir.Import("torch.utils._pytree", "pytree"))

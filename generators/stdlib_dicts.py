@@ -146,13 +146,13 @@ DICT_POOL = (_get_set, _views, _merge, _popitem)
 COLLECTIONS_POOL = (_defaultdict, _ordered, _counter, _deque, _namedtuple, _chainmap)
 
 
-@fragment(FAMILY, FAMILY, "stdlib-dict", weight=4)
+@fragment(FAMILY, FAMILY, "stdlib-dict", weight=8)
 def stdlib_dict(draw, b: Builder) -> None:
     """Dict methods and views folded into an output."""
     area(draw, b, DICT_POOL)
 
 
-@fragment(FAMILY, FAMILY, "stdlib-collections", weight=4)
+@fragment(FAMILY, FAMILY, "stdlib-collections", weight=8)
 def stdlib_collections(draw, b: Builder) -> None:
     """collections types folded into an output."""
     area(draw, b, COLLECTIONS_POOL)

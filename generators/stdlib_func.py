@@ -135,19 +135,19 @@ ITERTOOLS_POOL = (_chains, _combinatorics, _accumulate_count)
 OPERATOR_POOL = (_operator, _math)
 
 
-@fragment(FAMILY, FAMILY, "stdlib-functools", weight=3)
+@fragment(FAMILY, FAMILY, "stdlib-functools", weight=8)
 def stdlib_functools(draw, b: Builder) -> None:
     """functools.partial, reduce, wraps and lru_cache folded into an output."""
     area(draw, b, FUNCTOOLS_POOL, most=2)
 
 
-@fragment(FAMILY, FAMILY, "stdlib-itertools", weight=3)
+@fragment(FAMILY, FAMILY, "stdlib-itertools", weight=8)
 def stdlib_itertools(draw, b: Builder) -> None:
     """itertools iterators folded into an output."""
     area(draw, b, ITERTOOLS_POOL)
 
 
-@fragment(FAMILY, FAMILY, "stdlib-operator-math", weight=3)
+@fragment(FAMILY, FAMILY, "stdlib-operator-math", weight=8)
 def stdlib_operator_math(draw, b: Builder) -> None:
     """operator functions and math folded into an output."""
     area(draw, b, OPERATOR_POOL)

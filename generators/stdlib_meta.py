@@ -90,7 +90,7 @@ def _stride(c: Ctx) -> Snip:
 POOL = (_size_ops, _unpack, _counts, _dtype_device, _tolist, _stride)
 
 
-@fragment(FAMILY, FAMILY, "stdlib-meta", weight=4)
+@fragment(FAMILY, FAMILY, "stdlib-meta", weight=8)
 def stdlib_meta(draw, b: Builder) -> None:
     """torch.Size and tensor metadata folded into an output."""
     area(draw, b, POOL)

@@ -103,13 +103,13 @@ SEQ_POOL = (_grow, _shrink, _index_count, _sort_reverse, _repeat_concat, _compar
 SET_POOL = (_set_ops, _frozenset)
 
 
-@fragment(FAMILY, FAMILY, "stdlib-list", weight=4)
+@fragment(FAMILY, FAMILY, "stdlib-list", weight=8)
 def stdlib_list(draw, b: Builder) -> None:
     """List and tuple methods folded into an output."""
     area(draw, b, SEQ_POOL)
 
 
-@fragment(FAMILY, FAMILY, "stdlib-set", weight=3)
+@fragment(FAMILY, FAMILY, "stdlib-set", weight=8)
 def stdlib_set(draw, b: Builder) -> None:
     """Sets and frozensets of ints folded into an output."""
     area(draw, b, SET_POOL, most=2)

@@ -1,0 +1,143 @@
+"""The `stdlib` family (issue 14: reach more of torch/_dynamo): builtins, container methods, collections,
+functools/itertools/operator/math, pytree, dataclasses, named tuples, enums, str methods and tensor
+metadata, each folded into a returned tensor.
+
+Checked here: every construct tag has its share of the default mix, the family's programs run eagerly,
+each tag's programs contain the construct (AST), no set of strings is ever built, and (slow) a short
+campaign of the family finds the family's Dynamo mutant, which survives with the construct switched off.
+"""
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from collections import Counter
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+from dynfuzz.generators import case_seed, draw_case
+from dynfuzz.generators.fragments import DISABLE_ENV
+from dynfuzz.mutants import ENV, load
+from dynfuzz.run.execute import observe
+from dynfuzz.sample import intended
+
+from tests.test_mutants_cells import mutant_finding
+
+TAGS = ("stdlib-builtins", "stdlib-list", "stdlib-set", "stdlib-dict", "stdlib-collections", "stdlib-functools",
+        "stdlib-itertools", "stdlib-operator-math", "stdlib-dataclass", "stdlib-enum-str", "stdlib-pytree",
+        "stdlib-meta")
+N_MIX = 600
+N_FAMILY = 150
+MUTANT, CONSTRUCT, CASES = "partial-keyword-precedence", "stdlib-functools", 150
+
+
+@lru_cache(maxsize=1)
+def mix():
+    return tuple(draw_case(case_seed(43, i)) for i in range(N_MIX))
+
+
+@lru_cache(maxsize=1)
+def family():
+    return tuple(draw_case(case_seed(44, i), ("stdlib",)) for i in range(N_FAMILY))
+
+
+def test_each_construct_has_a_share_of_the_default_mix():
+    counts = Counter(t for c in mix() for t in c.tags)
+    for tag in TAGS:
+        assert counts[tag] >= 0.02 * N_MIX, (tag, counts[tag])
+
+
+def test_family_programs_run_eagerly():
+    cases = family()
+    bad = [c for c in cases if not intended(c, observe(c.source, c.entry, "cpu", None, "eager"))]
+    assert len(bad) <= 0.01 * len(cases), bad[0].source if bad else ""
+
+
+def _calls(tree: ast.AST) -> set[str]:
+    """Dotted names of everything called, and method names called on any object (as `.name`)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            out.add(ast.unparse(node.func))
+            if isinstance(node.func, ast.Attribute):
+                out.add("." + node.func.attr)
+    return out
+
+
+def _names(tree: ast.AST) -> set[str]:
+    """Names and dotted attributes referenced, and every attribute name (as `.name`)."""
+    nodes = [n for n in ast.walk(tree) if isinstance(n, (ast.Name, ast.Attribute))]
+    return {ast.unparse(n) for n in nodes} | {"." + n.attr for n in nodes if isinstance(n, ast.Attribute)}
+
+
+# tag -> names of which at least one must be called or referenced in a program carrying it
+CONSTRUCT_NAMES = {
+    "stdlib-builtins": {"len", "min", "max", "sum", "any", "sorted", "reversed", "zip", "enumerate", "map",
+                        "filter", "range", "isinstance", "callable", "getattr", "setattr", "int", "round",
+                        "divmod", "pow", "ord", "iter", "next", "slice", "bool", "abs"},
+    "stdlib-list": {".append", ".insert", ".pop", ".index", ".count", ".sort", ".reverse", ".copy", "tuple",
+                    "list"},
+    "stdlib-set": {"set", "frozenset"},
+    "stdlib-dict": {".get", ".setdefault", ".popitem", "dict", "dict.fromkeys", ".copy", ".items"},
+    "stdlib-collections": {"collections.defaultdict", "collections.OrderedDict", "collections.Counter",
+                           "collections.deque", "collections.namedtuple", "collections.ChainMap"},
+    "stdlib-functools": {"functools.partial", "functools.reduce", "functools.wraps", "functools.lru_cache",
+                         "functools.cache"},
+    "stdlib-itertools": {"itertools.chain", "itertools.chain.from_iterable", "itertools.product",
+                         "itertools.combinations", "itertools.permutations", "itertools.accumulate",
+                         "itertools.islice", "itertools.zip_longest", "itertools.repeat", "itertools.pairwise",
+                         "itertools.groupby", "itertools.takewhile", "itertools.combinations_with_replacement"},
+    "stdlib-operator-math": {"math.sqrt", "math.log", "math.prod", "math.trunc", "math.log2", "math.cos",
+                             "operator.add", "operator.itemgetter", "operator.getitem", "operator.methodcaller",
+                             "operator.neg", "operator.attrgetter"},
+    "stdlib-dataclass": {"dataclasses.dataclass", "NamedTuple"},
+    "stdlib-enum-str": {"enum.Enum", "enum.IntEnum", ".join", ".split", ".format", ".upper", ".replace",
+                        ".startswith"},
+    "stdlib-pytree": {"pytree.tree_leaves"},
+    "stdlib-meta": {".size", ".dim", ".numel", ".stride", ".tolist", "torch.is_tensor", ".is_floating_point",
+                    ".nelement", ".item", ".shape", ".ndim", ".dtype", ".device"},
+}
+
+
+def test_programs_of_each_tag_contain_its_construct():
+    for case in family():
+        tree = ast.parse(case.source)
+        found = _calls(tree) | _names(tree)
+        for tag, names in CONSTRUCT_NAMES.items():
+            if tag in case.tags:
+                assert found & names, (tag, case.source)
+
+
+def test_no_set_of_strings_is_built():
+    """Iterating a set of strings depends on the process's hash seed: eager and compiled runs could differ."""
+    for case in family():
+        for node in ast.walk(ast.parse(case.source)):
+            if isinstance(node, (ast.Set, ast.SetComp)):
+                elts = node.elts if isinstance(node, ast.Set) else [node.elt]
+                assert not any(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in elts), case.source
+
+
+def test_the_mutant_names_its_construct():
+    assert load()[MUTANT].construct == CONSTRUCT
+
+
+def _campaign(out: Path, disable: str = "") -> list[Path]:
+    env = {**os.environ, DISABLE_ENV: disable}
+    env.pop(ENV, None)
+    cmd = [sys.executable, "-m", "dynfuzz", "fuzz", "--cases", str(CASES), "--family", "stdlib", "--workers", "1",
+           "--seed", "0", "--no-db", "--no-progress", "--no-minimize", "--budget", "600s", "--out", str(out),
+           "--mutant", MUTANT]
+    subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+    return sorted(out.glob("findings/*/repro.py"))
+
+
+@pytest.mark.slow
+def test_a_short_campaign_of_the_family_finds_the_mutant(tmp_path):
+    assert mutant_finding(_campaign(tmp_path / "on"), MUTANT, CONSTRUCT) is not None
+
+
+@pytest.mark.slow
+def test_without_functools_the_mutant_survives(tmp_path):
+    assert mutant_finding(_campaign(tmp_path / "off", disable=CONSTRUCT), MUTANT, None) is None
