@@ -12,7 +12,7 @@ from __future__ import annotations
 from . import ir
 from .builder import Builder
 from .choose import boolean, choose
-from .classes import FAMILY, helper, operand, result
+from .classes_common import FAMILY, helper, operand, result
 from .classes_nn import module_class
 from .effects_common import grad_input
 from .fragments import fragment

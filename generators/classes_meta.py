@@ -9,7 +9,7 @@ from __future__ import annotations
 from . import ir
 from .builder import Builder
 from .choose import choose
-from .classes import FAMILY, emit, helper, operand, result
+from .classes_common import FAMILY, emit, helper, operand, result
 from .effects_common import grad_input
 from .fragments import fragment
 

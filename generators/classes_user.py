@@ -11,7 +11,7 @@ from __future__ import annotations
 from . import ir
 from .builder import Builder
 from .choose import boolean, choose
-from .classes import FAMILY, emit, helper, operand, place, result, where
+from .classes_common import FAMILY, emit, helper, operand, place, result, where
 from .fragments import fragment
 
 

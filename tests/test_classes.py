@@ -82,6 +82,9 @@ CONSTRUCTS = {
         "torch.func.vjp", "torch.func.jvp", "torch.func.hessian"),
     "autograd-dirty": _is_call("mark_dirty"),
     "nonstrict-trace": _decorated("nonstrict_trace"),
+    "control-hop": lambda n: isinstance(n, ast.Call) and ast.unparse(n.func) in (
+        "torch.while_loop", "scan", "associative_scan", "hop_map"),
+    "nested-compile-region": _decorated("nested_compile_region"),
 }
 
 

@@ -96,12 +96,15 @@ def reset_dynamo() -> None:
 
 def forget_imported_module(name: str) -> None:
     """Dynamo caches modules it imported by name (`symbolic_convert._import_module`, a functools cache, and
-    `__import_<name>` globals in torch.cond's module): a new program under the same module name must not
-    be reached through the previous one. Housekeeping only: where a release has neither, nothing is cached."""
+    `__import_<name>` globals in the modules of torch.cond and the other higher-order ops): a new program
+    under the same module name must not be reached through the previous one. Housekeeping only: where a
+    release has neither, nothing is cached."""
     convert = sys.modules.get("torch._dynamo.symbolic_convert")
     cached = getattr(convert, "_import_module", None) if convert is not None else None
     if hasattr(cached, "cache_clear"):
         cached.cache_clear()
-    cond_module = sys.modules.get("torch._higher_order_ops.cond")
-    if cond_module is not None:
-        vars(cond_module).pop(f"__import_{name}", None)
+    # Every higher-order op whose eager implementation compiles the user's function (cond, while_loop, map,
+    # scan...) leaves the alias in its own module's globals.
+    for mod_name, module in list(sys.modules.items()):
+        if mod_name.startswith("torch._higher_order_ops.") and module is not None:
+            vars(module).pop(f"__import_{name}", None)
