@@ -69,7 +69,8 @@ class $C:
 
 @fragment(FAMILY, "classes", "class-operators", weight=4)
 def class_operators(draw, b: Builder) -> None:
-    """A tensor wrapper with `__add__`, `__radd__`, `__mul__`, `__neg__` and `__eq__` returning bool."""
+    """A tensor wrapper with `__add__`, `__radd__`, `__mul__`, `__neg__`, `__or__`, `__eq__` returning bool,
+    `__bool__` (truth tested in the frame) and `__repr__` (its length read)."""
     cls = b.fresh("Vec")
     helper(b, """
         class $V:
@@ -91,14 +92,25 @@ def class_operators(draw, b: Builder) -> None:
 
             def __eq__(self, o):
                 return isinstance(o, $V) and self.tag == o.tag
+
+            def __or__(self, o):
+                return $V(torch.maximum(self.t, o.t), self.tag | o.tag)
+
+            def __bool__(self):
+                return self.tag >= 0
+
+            def __repr__(self):
+                return f"$V(tag={self.tag})"
         """, V=cls)
     t, var, _ = operand(draw, b)
     va, vb, w = b.fresh("va"), b.fresh("vb"), b.fresh("w")
     emit(b, f"{va} = {cls}(torch.tanh({t}))")
     emit(b, f"{vb} = {cls}(torch.sin({t}), {choose(draw, (0, 1))})")
-    expr = choose(draw, (f"({va} + {vb}) * 0.5", f"1.0 + {va}", f"-{va} + {vb} * 2.0", f"{va} * 3.0 + 0.5"))
+    expr = choose(draw, (f"({va} + {vb}) * 0.5", f"1.0 + {va}", f"-{va} + {vb} * 2.0", f"{va} * 3.0 + 0.5",
+                         f"{va} | {vb}"))
     emit(b, f"{w} = {expr}")
-    result(b, f"{w}.t + ({w}.tag + 1) * (1.0 if {va} == {vb} else -1.0) + ({w} != {va})", var.shape, 8.0)
+    extra = choose(draw, ("", f" + (2.0 if {w} else 0.0)", f" + len(repr({w}))"))
+    result(b, f"{w}.t + ({w}.tag + 1) * (1.0 if {va} == {vb} else -1.0) + ({w} != {va}){extra}", var.shape, 30.0)
 
 
 @fragment(FAMILY, "classes", "class-getattr", weight=4)
@@ -239,6 +251,7 @@ def class_builtin_subclass(draw, b: Builder) -> None:
                 def pick(self, *keys):
                     return sum(self[k] for k in keys)
             """, C=cls)
-        o = place(b, where(draw, b), f"{cls}(a=1.5, b=0.5)", "dc")
+        make = choose(draw, (f"{cls}(a=1.5, b=0.5)", f"{cls}.fromkeys(('a', 'b'), 0.5)"))
+        o = place(b, where(draw, b), make, "dc")
         read = f"{o}.pick('a', 'zz') + {o}['q'] + ('zz' in {o})"
     result(b, f"torch.tanh({t}) * ({read})", var.shape, 30.0)

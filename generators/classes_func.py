@@ -147,3 +147,29 @@ def checkpoint(draw, b: Builder) -> None:
         b.emit(ir.Code(f"{scale} = torch.tanh({t}) * 0.5"))
         call = f"torch.utils.checkpoint.checkpoint(lambda u: torch.sin(u) + {scale}, {t}, use_reentrant=False)"
     result(b, call, var.shape, 4.0)
+
+
+@fragment(FAMILY, "classes", "autograd-grad", weight=4, nestable=False)
+def autograd_grad(draw, b: Builder) -> None:
+    """`torch.autograd.grad` inside the frame, of a scalar function of an input leaf that requires grad
+    (first order, or with `create_graph=True` so the harness's backward differentiates it again)."""
+    g = grad_input(b, (3,), choose(draw, (0.25, -0.5)))
+    create = boolean(draw)
+    d = b.fresh("dg")
+    b.emit(ir.Code(f"({d},) = torch.autograd.grad((torch.sin({g.id}) * {g.id}).sum(), {g.id}, "
+                   f"create_graph={create})"))
+    b.returns.append(ir.CodeExpr(f"{d} * 2 + torch.cos({g.id})"))
+
+
+@fragment(FAMILY, "classes", "pytree-map", weight=4)
+def pytree_map(draw, b: Builder) -> None:
+    """`torch.utils._pytree.tree_map` of a function over a nested dict/list/tuple holding tensors and
+    numbers, then the leaves folded back (`tree_leaves`)."""
+    b.add_import(ir.Import("torch.utils._pytree"))
+    t, var, _ = operand(draw, b)
+    tree, mapped = b.fresh("tree"), b.fresh("mapped")
+    b.emit(ir.Code(f"{tree} = {{'a': torch.tanh({t}), 'b': [torch.sin({t}), ({t} * 0.5, 2.0)]}}"))
+    fn = choose(draw, ("lambda v: v * 2", "lambda v: v + 1"))
+    b.emit(ir.Code(f"{mapped} = torch.utils._pytree.tree_map({fn}, {tree})"))
+    leaves = f"torch.utils._pytree.tree_leaves({mapped})"
+    result(b, f"sum(torch.tanh(torch.as_tensor(v)) for v in {leaves}) + {mapped}['b'][1][1]", var.shape, 8.0)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from . import ir
 from .builder import Builder
 from .choose import choose
-from .classes_common import FAMILY, emit, helper, operand, result
+from .classes_common import FAMILY, emit, helper, operand, place, result, where
 from .effects_common import grad_input
 from .fragments import fragment
 
@@ -57,8 +57,9 @@ def class_metaclass(draw, b: Builder) -> None:
     """A metaclass giving its classes a class-level attribute (from `__new__`) and a `__call__` that
     counts instances before delegating to `type.__call__`.
 
-    torch 2.13 skips a custom metaclass `__call__` for an instance made in the frame (the count is lost and
-    its read is stale): corpus/metaclass_call_skipped.py, upstream pytorch/pytorch#184820."""
+    The instance is a global, an argument or made in the frame. torch 2.13 skips a custom metaclass
+    `__call__` for an instance made in the frame (the count is lost and its read is stale): a known bug,
+    corpus/metaclass_call_skipped.py, upstream pytorch/pytorch#184820."""
     meta, cls = b.fresh("Meta"), b.fresh("Metered")
     helper(b, """
         class $M(type):
@@ -81,7 +82,7 @@ def class_metaclass(draw, b: Builder) -> None:
                 return torch.tanh(t) * self.w
         """, C=cls, M=meta)
     t, var, _ = operand(draw, b)
-    inst = f"{cls}({choose(draw, (0.5, 2.0))})"
+    inst = place(b, where(draw, b), f"{cls}({choose(draw, (0.5, 2.0))})", "metered")
     result(b, f"{inst}.measure({t}) + {cls}.tag % 3 + ({cls}.made % 4) + isinstance({cls}, {meta})", var.shape, 10.0)
 
 

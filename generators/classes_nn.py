@@ -190,11 +190,16 @@ FUNCTIONAL = (
 
 @fragment(FAMILY, "classes", "nn-functional", weight=4)
 def nn_functional(draw, b: Builder) -> None:
-    """A chain of 1-3 torch.nn.functional calls (tanh between them keeps values moderate)."""
+    """A chain of 1-3 torch.nn.functional calls (tanh between them keeps values moderate), plus at times
+    a cross-entropy loss over the rows against class 0."""
     b.add_import(ir.Import("torch.nn.functional", "F"))
     t, var, _ = operand(draw, b, vector=True)
     expr = f"torch.tanh({t})"
     for _ in range(integer(draw, 1, 3)):
         text, _ = choose(draw, FUNCTIONAL)
         expr = "torch.tanh(" + text.replace("$x", f"({expr})").replace("$n", str(var.shape[-1])) + ")"
-    result(b, expr, var.shape, 1.0)
+    if boolean(draw):
+        rows = f"torch.tanh({t}).reshape(-1, {var.shape[-1]})"
+        target = f"torch.zeros({var.numel // var.shape[-1]}, dtype=torch.long, device={t}.device)"
+        expr = f"{expr} + F.cross_entropy({rows}, {target}) * 0.25"
+    result(b, expr, var.shape, 10.0)

@@ -85,6 +85,8 @@ CONSTRUCTS = {
     "control-hop": lambda n: isinstance(n, ast.Call) and ast.unparse(n.func) in (
         "torch.while_loop", "scan", "associative_scan", "hop_map"),
     "nested-compile-region": _decorated("nested_compile_region"),
+    "autograd-grad": lambda n: isinstance(n, ast.Call) and ast.unparse(n.func) == "torch.autograd.grad",
+    "pytree-map": _is_call("tree_map"),
 }
 
 
