@@ -174,7 +174,53 @@ def _truthiness(c: Ctx) -> Snip:
                  f"(3 if {L} else 5) + (1 if set() else 2) + (1 if {{1: 2}} else 0)"], r, 25)
 
 
-POOL = (_len_abs, _min_max, _sum_start, _any_all, _sorted_reversed, _zip_enumerate, _map_filter, _range,
+def _type_format(c: Ctx) -> Snip:
+    (r,) = c.names("tf")
+    d, t = c.dim(), c.tensor.name
+    form = c.choose((f"int(type({d}) is int) + int(type({t}) is torch.Tensor) + len(type({c.ints()}).__name__)",
+                     f"len(format({d}, '03d')) + len(hex({d} + 10)) + len(bin({d})) + len(oct(9)) + "
+                     f"hash(({d}, 2)) % 5",
+                     f"len('%d-%s' % ({d}, 'ab')) + len('{{:>4}}'.format({d})) + len(repr(1.5)) + "
+                     f"len(ascii('a'))",
+                     f"int(id({t}) == id({t})) + int(isinstance({d}, int)) + len(dir(slice)) % 3 + "
+                     f"int(type(None) is not int)",
+                     f"sum({t}.shape) + min({t}.shape, default=0) + max({t}.size(), default=1) + "
+                     f"len(list(zip({t}.shape, {t}.shape, strict=True)))"))
+    return Snip([f"{r} = {form}"], r, 40)
+
+
+def _copy_modules(c: Ctx) -> Snip:
+    a, r = c.names("cp", "cm")
+    L = c.ints()
+    which = c.choose(("copy", "deepcopy", "weakref", "inspect", "typing", "sys"))
+    if which in ("copy", "deepcopy"):
+        c.use_import("copy")
+        lines = [f"{a} = copy.{which}([list({L}), {{'k': {c.dim()}}}])", f"{a}[0].append(1)",
+                 f"{r} = len({a}[0]) + {a}[1]['k'] + len({L})"]
+    elif which == "weakref":
+        c.use_import("weakref")
+        cls = c.name("Ref")
+        c.helper(f"class {cls}:\n    pass")
+        lines = [f"{a} = {cls}()", f"{a}.v = {c.dim()}",
+                 f"{r} = weakref.ref({a})().v + int(weakref.ref({a})() is {a})"]
+    elif which == "inspect":
+        c.use_import("inspect")
+        fn = c.name("_sig")
+        c.helper(f"def {fn}(a, b=2, *args, k=3, **kw):\n    return a")
+        lines = [f"{r} = len(inspect.signature({fn}).parameters) + int(inspect.isfunction({fn})) + "
+                 f"int(callable({fn})) + {fn}({c.dim()})"]
+    elif which == "typing":
+        c.b.add_import(ir.ImportFrom("typing", ("cast", "Optional")))
+        lines = [f"{a} = cast(int, {c.dim()})", f"{r} = {a} * 2 + int({a} is not None) + len(cast(list, {L}))"]
+    else:
+        c.use_import("sys")
+        lines = [f"{r} = int(sys.version_info >= (3, 8)) + int(sys.maxsize > 2 ** 31) + "
+                 f"len(sys.version_info[:2]) + int(torch.__version__ >= '2')"]
+    return Snip(lines, r, 30)
+
+
+POOL = (_type_format, _copy_modules,
+        _len_abs, _min_max, _sum_start, _any_all, _sorted_reversed, _zip_enumerate, _map_filter, _range,
         _isinstance_callable, _attrs, _attrs_global, _conversions, _round_divmod_pow, _chr_ord, _iter_next,
         _slice_obj, _truthiness)
 

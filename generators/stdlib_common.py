@@ -79,7 +79,9 @@ class Ctx:
     def dim(self) -> str:
         """A small non-negative int read from tensor metadata (or a constant), as source."""
         t = self.tensor
-        kind = self.choose(("const", "shape", "size", "ndim", "dim", "len"))
+        kind = self.choose(("const", "shape", "size", "ndim", "dim", "len", "varying"))
+        if kind == "varying":
+            return self.varying()
         if kind == "const" or not t.shape:
             return str(self.integer(1, 4))
         i = self.integer(0, len(t.shape) - 1)
@@ -92,6 +94,23 @@ class Ctx:
         if kind == "dim":
             return f"{t.name}.dim()"
         return f"len({t.name}.shape)"
+
+    def varying(self) -> str:
+        """A size (1..4) that changes on every call, read only here: a tensor argument's length or an int
+        argument. From the first recompile on, automatic dynamic makes it a SymInt, so the snippet's
+        builtins, containers and arithmetic run on symbolic ints and leave shape guards behind."""
+        plan = self.choose(((2, 3, 4), (3, 1, 2), (4, 2, 3)))
+        name = self.b.fresh("sv")
+        as_tensor = self.flag()
+
+        def value(n: int) -> ir.Expr:
+            return ir.call("torch.zeros", ir.Const(n), device=ir.Name("device")) if as_tensor else ir.Const(n)
+
+        param = self.b.add_value_input(name, value(plan[0]))
+        for call, n in enumerate(plan[1:], start=1):
+            param.per_call[call] = value(n)
+        self.b.calls = max(self.b.calls, len(plan))
+        return self.choose((f"{name}.shape[0]", f"len({name})", f"{name}.size(0)")) if as_tensor else name
 
     def use_import(self, module: str, alias: str | None = None) -> None:
         self.b.add_import(ir.Import(module, alias))

@@ -78,8 +78,37 @@ def _strings(c: Ctx) -> Snip:
     return Snip(lines, r, 30)
 
 
-STRUCT_POOL = (_dataclass, _namedtuple)
-ENUM_STR_POOL = (_enum, _strings)
+def _dataclass_behaviour(c: Ctx) -> Snip:
+    """A dataclass with __post_init__, a method, a property, order=True comparisons and a subclass."""
+    cls, sub, o, r = c.name("Span"), c.name("Wide"), c.name("sp"), c.name("db")
+    c.b.add_import(ir.Import("dataclasses"))
+    c.helper(f"@dataclasses.dataclass(order=True)\nclass {cls}:\n    lo: int\n    hi: int = 4\n"
+             f"    n: int = dataclasses.field(init=False, default=0)\n\n    def __post_init__(self):\n"
+             f"        self.n = self.hi - self.lo\n\n    def scaled(self, k):\n        return self.n * k\n\n"
+             f"    @property\n    def mid(self):\n        return (self.lo + self.hi) // 2")
+    c.helper(f"@dataclasses.dataclass(order=True)\nclass {sub}({cls}):\n    extra: int = 1")
+    d = c.dim()
+    k = c.choose((cls, sub))  # order=True compares instances of one class only
+    lines = [f"{o} = {k}({d}, hi=6)"]
+    form = c.choose((f"{o}.n + {o}.scaled(2) + {o}.mid", f"int({o} < {k}(5, 9)) + int({o} >= {k}(0)) + {o}.n",
+                     f"int(isinstance({o}, {cls})) + int(type({o}) is {sub}) + len(dataclasses.fields({o}))",
+                     f"sorted([{k}(3), {o}, {k}(1, 2)])[0].lo + max([{k}(2), {o}]).hi"))
+    return Snip(lines + [f"{r} = {form}"], r, 40)
+
+
+def _enum_flag(c: Ctx) -> Snip:
+    cls, k, r = c.name("Perm"), c.name("pm"), c.name("fl")
+    c.b.add_import(ir.Import("enum"))
+    c.helper(f"class {cls}(enum.{c.choose(('Flag', 'IntFlag'))}):\n    R = enum.auto()\n    W = enum.auto()\n"
+             f"    X = enum.auto()")
+    lines = [f"{k} = {cls}.R | {cls}.{c.choose(('W', 'X'))}",
+             f"{r} = int({cls}.R in {k}) + 2 * int(bool({k} & {cls}.X)) + {k}.value + len({cls}.__members__) + "
+             f"int({cls}({k}.value) == {k}) + ({c.dim()} if {k} != {cls}.R else 0)"]
+    return Snip(lines, r, 20)
+
+
+STRUCT_POOL = (_dataclass, _namedtuple, _dataclass_behaviour)
+ENUM_STR_POOL = (_enum, _enum_flag, _strings)
 
 
 @fragment(FAMILY, FAMILY, "stdlib-dataclass", weight=8)

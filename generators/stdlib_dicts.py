@@ -142,7 +142,23 @@ def _chainmap(c: Ctx) -> Snip:
     return Snip(lines, r, 2 * DIM_BOUND + 30)
 
 
-DICT_POOL = (_get_set, _views, _merge, _popitem)
+def _dict_misc(c: Ctx) -> Snip:
+    d, r = c.names("dc", "dx")
+    L, dim = c.ints(), c.dim()
+    lines = [f"{d} = {{k: k * 3 % 5 for k in {L}}}", f"{d}[{dim}] = 9"]
+    form = c.choose((f"max({d}, key={d}.get) + min({d}.values()) + list(reversed({d}))[0]",
+                     f"sorted({d}.items(), key=lambda kv: (kv[1], kv[0]))[0][0] + int({d} == dict({d})) + "
+                     f"int({d}.keys() <= set(range(10)))",
+                     f"types.MappingProxyType({d})[{dim}] + len(types.MappingProxyType({d})) + "
+                     f"int({dim} in types.MappingProxyType({d}))",
+                     f"sum(v for k, v in sorted({d}.items())) + len(dict(sorted({d}.items(), reverse=True))) + "
+                     f"int({d}.__contains__({dim})) + {d}.__getitem__({dim})"))
+    if "types." in form:
+        c.use_import("types")
+    return Snip(lines + [f"{r} = {form}"], r, 80)
+
+
+DICT_POOL = (_dict_misc, _get_set, _views, _merge, _popitem)
 COLLECTIONS_POOL = (_defaultdict, _ordered, _counter, _deque, _namedtuple, _chainmap)
 
 

@@ -87,7 +87,23 @@ def _stride(c: Ctx) -> Snip:
     return Snip(lines + [f"{r} = {form}"], r, 40)
 
 
-POOL = (_size_ops, _unpack, _counts, _dtype_device, _tolist, _stride)
+def _attributes(c: Ctx) -> Snip:
+    (r,) = c.names("ta")
+    t = c.tensor
+    n = t.name
+    forms = [f"{n}.itemsize + {n}.nbytes % 7 + int({n}.is_sparse) + int({n}.is_quantized) + int({n}.is_meta)",
+             f"int({n}.grad is None) + int({n}.grad_fn is None) + int({n}.is_inference()) + len({n}.dim_order())",
+             f"{n}.unsqueeze(0).shape[0] + {n}.view(-1).shape[0] % 5 + {n}.new_empty(3).shape[0] + "
+             f"torch.empty_like({n}).dim() + {n}.shape.numel() % 3",
+             f"sum({n}.expand(2, *{n}.shape).stride()) % 9 + {n}.reshape(1, -1).T.shape[0] % 5",
+             f"int({n}.get_device() == {n}.clone().get_device()) + int(torch.get_default_dtype() is torch.float32) + "
+             f"int({n}.storage_offset() == 0)"]
+    if len(t.shape) >= 2:
+        forms.append(f"{n}.mT.shape[-1] + {n}.transpose(0, 1).stride()[0] + int({n}.mT.is_contiguous())")
+    return Snip([f"{r} = {c.choose(forms)}"], r, 40)
+
+
+POOL = (_attributes, _size_ops, _unpack, _counts, _dtype_device, _tolist, _stride)
 
 
 @fragment(FAMILY, FAMILY, "stdlib-meta", weight=8)

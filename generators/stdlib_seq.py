@@ -99,7 +99,21 @@ def _frozenset(c: Ctx) -> Snip:
     return Snip(lines, r, 10 + LIST_SUM + 4)
 
 
-SEQ_POOL = (_grow, _shrink, _index_count, _sort_reverse, _repeat_concat, _compare, _tuple_methods)
+def _heapq_bisect(c: Ctx) -> Snip:
+    h, r = c.names("hp", "hq")
+    c.use_import("heapq")
+    c.use_import("bisect")
+    L, d = c.ints(), c.dim()
+    lines = [f"{h} = list({L})", f"heapq.heapify({h})", f"heapq.heappush({h}, {d})",
+             f"{r} = heapq.heappop({h}) * 3 + heapq.nsmallest(2, {L})[-1] + heapq.nlargest(1, {L})[0] + "
+             f"bisect.bisect_left(sorted({L}), 3) + bisect.bisect_right(sorted({L}), {d}) + len({h})"]
+    if c.flag():
+        lines.append(f"bisect.insort({h}, 4)")
+        lines.append(f"{r} = {r} + heapq.heappushpop({h}, 1) + {h}.index(4)")
+    return Snip(lines, r, 3 * DIM_BOUND + 3 * LIST_BOUND + 20)
+
+
+SEQ_POOL = (_heapq_bisect, _grow, _shrink, _index_count, _sort_reverse, _repeat_concat, _compare, _tuple_methods)
 SET_POOL = (_set_ops, _frozenset)
 
 
