@@ -15,16 +15,26 @@ from . import mutant
 def super_mro_of_typevar() -> None:
     """`super()` inside a user class resolves through the MRO of the class it is written in, not of the
     instance's type: in a diamond, a mixin's `super().g` skips the next mixin."""
+    import types
+
+    from torch._dynamo.source import AttrSource, GetItemSource, TypeMROSource, TypeSource
     from torch._dynamo.variables.misc import SuperVariable
 
     original = SuperVariable._resolved_getattr_and_source
 
     def resolved(self, tx, name):
         search_type = self.typevar.as_python_constant() if self.objvar else None
-        if isinstance(search_type, type) and not search_type.__module__.startswith(("torch", "builtins")):
-            for klass in search_type.__mro__[1:]:
-                if name in klass.__dict__:
-                    return klass.__dict__[name], None
+        if not isinstance(search_type, type) or search_type.__module__.startswith(("torch", "builtins")):
+            return original(self, tx, name)
+        full = self.objvar.python_type().__mro__
+        for klass in search_type.__mro__[1:]:
+            if name in klass.__dict__:
+                value = klass.__dict__[name]
+                if not isinstance(value, types.FunctionType) or klass not in full:
+                    break  # classmethods, staticmethods, slot wrappers: resolved as Dynamo does
+                source = AttrSource(GetItemSource(TypeMROSource(TypeSource(self.objvar.source)), full.index(klass)),
+                                    name) if self.objvar.source else None
+                return value, source
         return original(self, tx, name)
 
     SuperVariable._resolved_getattr_and_source = resolved
