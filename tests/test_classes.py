@@ -45,8 +45,8 @@ CONSTRUCTS = {
     "class-super": _is_call("super"),
     "class-mro": lambda n: isinstance(n, ast.ClassDef) and len(n.bases) >= 3,
     "class-isinstance": _is_call("isinstance"),
-    "class-local": lambda n: isinstance(n, ast.FunctionDef) and n.name == "f"
-    and any(isinstance(s, ast.ClassDef) for s in n.body),
+    "class-local": lambda n: isinstance(n, ast.FunctionDef) and n.name == "f" and any(
+        isinstance(s, ast.ClassDef) or "type(" in ast.unparse(s) for s in n.body),
     "class-call": _defines("__call__"),
     "class-container": _defines("__contains__"),
     "class-operators": _defines("__radd__"),
@@ -63,25 +63,21 @@ CONSTRUCTS = {
     "nn-iterate": lambda n: isinstance(n, ast.For) and any(
         w in ast.unparse(n.iter) for w in ("parameters", "children", "modules", "buffers")),
     "nn-functional": lambda n: isinstance(n, ast.Call) and ast.unparse(n.func).startswith("F."),
-    "autograd-ctx": _defines("backward"),
+    "autograd-ctx": lambda n: _defines("backward")(n) or _defines("setup_context")(n),
     "func-vmap": _is_call("torch.func.vmap"),
     "func-grad": lambda n: isinstance(n, ast.Call) and ast.unparse(n.func).startswith(
-        ("torch.func.grad", "torch.func.jac")),
+        ("torch.func.grad", "torch.func.jac", "torch.func.vjp", "torch.func.jvp", "torch.func.hessian")),
     "func-functional-call": _is_call("torch.func.functional_call"),
     "checkpoint": _is_call("torch.utils.checkpoint.checkpoint"),
     "compiler-disable": lambda n: "disable" in ast.unparse(n) and isinstance(n, (ast.FunctionDef, ast.Assign)),
-    "allow-in-graph": lambda n: "allow_in_graph" in ast.unparse(n) and isinstance(n, (ast.FunctionDef, ast.Assign)),
+    "opaque-helper": lambda n: isinstance(n, (ast.FunctionDef, ast.Assign)) and any(
+        w in ast.unparse(n) for w in ("allow_in_graph", "nonstrict_trace")),
     "assume-constant": _decorated("assume_constant_result"),
     "torch-function-subclass": lambda n: _class_with_base("torch.Tensor")(n) and any(
         _defines("__torch_function__")(s) for s in n.body),
     "torch-function-mode": _class_with_base("TorchFunctionMode"),
     "class-new": _defines("__init_subclass__"),
     "class-metaclass": lambda n: isinstance(n, ast.ClassDef) and any(k.arg == "metaclass" for k in n.keywords),
-    "class-dynamic": _is_call("type"),
-    "func-vjp-jvp": lambda n: isinstance(n, ast.Call) and ast.unparse(n.func) in (
-        "torch.func.vjp", "torch.func.jvp", "torch.func.hessian"),
-    "autograd-dirty": _is_call("mark_dirty"),
-    "nonstrict-trace": _decorated("nonstrict_trace"),
     "control-hop": lambda n: isinstance(n, ast.Call) and ast.unparse(n.func) in (
         "torch.while_loop", "scan", "associative_scan", "hop_map"),
     "nested-compile-region": _decorated("nested_compile_region"),
