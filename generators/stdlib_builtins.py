@@ -175,10 +175,11 @@ def _truthiness(c: Ctx) -> Snip:
 
 
 def _type_format(c: Ctx) -> Snip:
+    # no builtin format(v, spec): Dynamo drops the spec (corpus/builtin_format_spec_ignored.py)
     (r,) = c.names("tf")
     d, t = c.dim(), c.tensor.name
     form = c.choose((f"int(type({d}) is int) + int(type({t}) is torch.Tensor) + len(type({c.ints()}).__name__)",
-                     f"len(format({d}, '03d')) + len(hex({d} + 10)) + len(bin({d})) + len(oct(9)) + "
+                     f"len('{{:03d}}'.format({d})) + len(hex({d} + 10)) + len(bin({d})) + len(oct(9)) + "
                      f"hash(({d}, 2)) % 5",
                      f"len('%d-%s' % ({d}, 'ab')) + len('{{:>4}}'.format({d})) + len(repr(1.5)) + "
                      f"len(ascii('a'))",

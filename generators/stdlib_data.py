@@ -60,7 +60,8 @@ def _enum(c: Ctx) -> Snip:
                      f"len({cls}) + {cls}({k}.value).value + len({k}.name)",
                      f"[m.value for m in {cls}][-1] + int({k} in {cls}) + int({cls}['B'] is {cls}.B)"))
     if base == "enum.IntEnum":
-        form += f" + {k} * 2 + int({k} < {d} + 2)"
+        # compared with a constant: against a dynamic size Dynamo crashes (corpus/intenum_lt_symint_crash.py)
+        form += f" + {k} * 2 + int({k} < 3) + int({k} >= {cls}.A)"
     return Snip(lines + [f"{r} = {r} + {form}"], r, 30)
 
 

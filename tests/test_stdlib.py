@@ -27,7 +27,7 @@ from tests.test_mutants_cells import mutant_finding
 
 TAGS = ("stdlib-builtins", "stdlib-list", "stdlib-set", "stdlib-dict", "stdlib-collections", "stdlib-functools",
         "stdlib-itertools", "stdlib-operator-math", "stdlib-dataclass", "stdlib-enum-str", "stdlib-pytree",
-        "stdlib-meta")
+        "stdlib-meta", "stdlib-tensor-containers")
 N_MIX = 600
 N_FAMILY = 150
 MUTANT, CONSTRUCT, CASES = "partial-keyword-precedence", "stdlib-functools", 150
@@ -96,6 +96,10 @@ CONSTRUCT_NAMES = {
     "stdlib-enum-str": {"enum.Enum", "enum.IntEnum", ".join", ".split", ".format", ".upper", ".replace",
                         ".startswith"},
     "stdlib-pytree": {"pytree.tree_leaves"},
+    "stdlib-tensor-containers": {"sum", "functools.reduce", "max", "min", "torch.stack", "dict", "list",
+                                 "collections.OrderedDict", "collections.deque", "itertools.accumulate",
+                                 "itertools.chain", "next", "operator.itemgetter", "operator.methodcaller",
+                                 "functools.partial", "sorted", "tuple", "torch.cat"},
     "stdlib-meta": {".size", ".dim", ".numel", ".stride", ".tolist", "torch.is_tensor", ".is_floating_point",
                     ".nelement", ".item", ".shape", ".ndim", ".dtype", ".device"},
 }
