@@ -220,7 +220,34 @@ def _copy_modules(c: Ctx) -> Snip:
     return Snip(lines, r, 30)
 
 
-POOL = (_type_format, _copy_modules,
+def _number_methods(c: Ctx) -> Snip:
+    (r,) = c.names("nb")
+    d = c.dim()
+    form = c.choose((f"({d} + 5).bit_length() + (2.5).as_integer_ratio()[1] + int((4.0).is_integer()) + "
+                     f"int.from_bytes(bytes([1, {d}]), 'big') % 7",
+                     f"abs(complex(3, {d})) + (1 + 2j).imag + (7).conjugate() + divmod(-7, 2)[0]",
+                     f"int(float({d}).hex() == float({d}).hex()) + (-{d}).__abs__() + int({d}).__index__() + "
+                     f"(3).__add__({d}) + float.fromhex('0x1p1')",
+                     f"sum([0.5] * {d}) + min(1, 2.5) + max(-{d}, -0.5) + float('inf').__lt__(1) + "
+                     f"int(float('nan') != float('nan'))"))
+    return Snip([f"{r} = {form}"], r, 400)
+
+
+def _abc_checks(c: Ctx) -> Snip:
+    (r,) = c.names("ab")
+    c.use_import("collections.abc")
+    c.use_import("math")
+    L, t = c.ints(), c.tensor.name
+    sentinel = c.name("_MISSING_").upper()
+    c.b.add_global(sentinel, ir.call("object"))
+    return Snip([f"{r} = int(isinstance({L}, collections.abc.Sequence)) + 2 * int(isinstance({{}}, "
+                 f"collections.abc.Mapping)) + 4 * int(isinstance(iter({L}), collections.abc.Iterator)) + "
+                 f"int(isinstance({t}.shape, collections.abc.Sized)) + int(issubclass(list, collections.abc.Iterable)) "
+                 f"+ int({{1: 2}}.get(3, {sentinel}) is {sentinel}) + int(getattr(math, 'pi', 0) > 3) + "
+                 f"int(hasattr(torch, 'sin'))"], r, 20)
+
+
+POOL = (_type_format, _copy_modules, _number_methods, _abc_checks,
         _len_abs, _min_max, _sum_start, _any_all, _sorted_reversed, _zip_enumerate, _map_filter, _range,
         _isinstance_callable, _attrs, _attrs_global, _conversions, _round_divmod_pow, _chr_ord, _iter_next,
         _slice_obj, _truthiness)

@@ -133,9 +133,36 @@ def _math(c: Ctx) -> Snip:
     return Snip([f"{r} = {form}"], r, 40)
 
 
+def _more_iter(c: Ctx) -> Snip:
+    (r,) = c.names("mi")
+    c.use_import("itertools")
+    c.use_import("functools")
+    L, M = c.ints(), c.ints()
+    form = c.choose((f"sum(itertools.starmap(pow, zip({L}, [2, 1, 1, 1])))",
+                     f"len(list(itertools.filterfalse(lambda a: a % 2, {L}))) + sum(next(itertools.tee({M}, 2)[1]) "
+                     f"for _ in range(1))",
+                     f"sorted({L}, key=functools.cmp_to_key(lambda a, b: b - a))[0] + sum(zip(*[{L}, {M}]).__next__())",
+                     "sum(itertools.islice(itertools.count(0.5, 0.25), 3)) + len(list(zip(*[[1, 2], [3, 4]])))"))
+    return Snip([f"{r} = {form}"], r, 3 * LIST_BOUND * LIST_BOUND + 20)
+
+
+def _more_operator(c: Ctx) -> Snip:
+    a, r = c.names("ol", "om")
+    c.use_import("operator")
+    c.use_import("math")
+    L, d = c.ints(), c.dim()
+    lines = [f"{a} = list({L})", f"operator.setitem({a}, 0, {d})", f"{a} = operator.iadd({a}, [1])",
+             f"operator.delitem({a}, -1)"]
+    form = c.choose((f"{a}[0] + len(operator.concat({a}, [2])) + int(operator.is_({a}, {a})) + "
+                     f"int(operator.not_({a})) + operator.abs(-{d}) + operator.length_hint({a})",
+                     f"math.isqrt({d} + 8) + math.lcm({a}[0] + 1, 4) % 5 + math.remainder(7, 3) + "
+                     f"math.ldexp(0.5, 2) + math.frexp(8.0)[1] + math.modf(2.5)[0] + math.dist((0, 0), (3, {d}))"))
+    return Snip(lines + [f"{r} = {form}"], r, 60)
+
+
 FUNCTOOLS_POOL = (_partial, _reduce, _wraps, _lru_cache)
-ITERTOOLS_POOL = (_chains, _combinatorics, _accumulate_count)
-OPERATOR_POOL = (_operator, _math)
+ITERTOOLS_POOL = (_chains, _combinatorics, _accumulate_count, _more_iter)
+OPERATOR_POOL = (_operator, _math, _more_operator)
 
 
 @fragment(FAMILY, FAMILY, "stdlib-functools", weight=8)
