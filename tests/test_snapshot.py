@@ -116,3 +116,19 @@ def test_signatures_tell_a_plain_set_from_a_set_subclass():
     plain = diff(take({"s": {1}}), take({"s": {2}}), "state")
     sub = diff(take({"s": MySet({1})}), take({"s": MySet({2})}), "state")
     assert diff_key(plain) != diff_key(sub)
+
+
+def test_a_container_that_lost_its_subclass_is_a_type_diff_not_an_oracle_crash():
+    """torch 2.5.1 turned a global OrderedDict into a plain dict after `C |= {...}` (campaign seed 332): the
+    OrderedDict's snapshot carries an attribute list, the dict's does not, and diff raised IndexError."""
+    class Tagged(list):
+        pass
+
+    tagged = Tagged([1])
+    tagged.note = 2
+    for before, after in ((collections.OrderedDict(a=1), {"a": 1}), (tagged, [1]), ([1], tagged)):
+        aspects = [k for _, k, _, _ in diff(take(before), take(after))]
+        assert "type" in aspects or "attributes" in aspects, aspects
+    with_attr = collections.OrderedDict(a=1)
+    with_attr.note = 3
+    assert [k for _, k, _, _ in diff(take(with_attr), take({"a": 1}))] == ["type", "attributes"]
