@@ -44,3 +44,14 @@ def fold(b: Builder, expr: str, shape: tuple[int, ...], bound: float, *, prefix:
     if b.scope is b.root:
         b.returns.append(ir.Name(name))
     return name
+
+
+def construct(*tags: str):
+    """Mark a drawing function with the construct tags it exercises; `syntax.py` registers the functions
+    in pairs (one fragment drawing two constructs), so each draw shows two constructs of the family."""
+
+    def deco(fn):
+        fn.tags = tags
+        return fn
+
+    return deco

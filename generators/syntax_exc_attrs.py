@@ -8,18 +8,17 @@ from __future__ import annotations
 from . import ir
 from .builder import Builder
 from .choose import boolean, choose, integer
-from .fragments import fragment
-from .syntax_common import FAMILY, code, fold, operand
+from .syntax_common import GRAPH_BREAK, code, construct, fold, operand
 
 
-@fragment(FAMILY, "syntax", "exception-attrs", weight=6)
+@construct("exception-attrs")
 def exception_attrs(draw, b: Builder) -> None:
     """What a caught exception carries: a failing `assert`'s message, implicit chaining (`__context__`),
     `raise ... from None`, `sys.exc_info()`, `str`/`repr`/`type(e).__name__`, and exceptions leaving a
     user context manager, a generator, or a missing attribute."""
     var, x, bound = operand(draw, b)
     k, e = b.fresh("k"), b.fresh("err")
-    kind = choose(draw, ("assert", "context", "from-none", "exc-info", "cm", "generator", "attribute"))
+    kind = choose(draw, ("assert", "context", "from-none", "exc-info", "cm", "generator", "attribute", "escape"))
     if kind == "assert":
         code(b, f"""
             try:
@@ -47,6 +46,15 @@ def exception_attrs(draw, b: Builder) -> None:
                     raise TypeError(2) from None
             except TypeError as {e}:
                 {k} = {x} * {e}.args[0] + int({e}.__suppress_context__)
+            """)
+    elif kind == "escape":
+        code(b, f"""
+            try:
+                raise ValueError(3, {x} * 2)
+            except ValueError as caught:
+                {e} = caught
+            {GRAPH_BREAK}
+            {k} = {e}.args[1] - {e}.args[0] + len(type({e}).__name__)
             """)
     elif kind == "exc-info":
         b.add_import(ir.Import("sys"))
@@ -104,7 +112,7 @@ def exception_attrs(draw, b: Builder) -> None:
     fold(b, k, var.shape, 3 * bound + 20)
 
 
-@fragment(FAMILY, "syntax", "try-in-loop", weight=6)
+@construct("try-in-loop")
 def try_in_loop(draw, b: Builder) -> None:
     """A `try` inside a loop whose `continue`/`break` leave through `finally`, or whose handler continues."""
     var, x, bound = operand(draw, b)

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from .builder import Builder
 from .choose import boolean, choose, integer
-from .fragments import fragment
-from .syntax_common import FAMILY, code, fold, operand
+from .syntax_common import code, construct, fold, operand
 
 
 def _custom_exception(draw, b: Builder) -> tuple[str, str]:
@@ -31,7 +30,7 @@ def _custom_exception(draw, b: Builder) -> tuple[str, str]:
     return cls, f"{cls}({{}})"
 
 
-@fragment(FAMILY, "syntax", "try-except", weight=6)
+@construct("try-except")
 def try_except(draw, b: Builder) -> None:
     """A builtin or user-defined exception raised on purpose (or not, on the branch taken) and caught."""
     var, x, bound = operand(draw, b)
@@ -113,7 +112,7 @@ def try_except(draw, b: Builder) -> None:
         fold(b, k, var.shape, 2 * bound + 7)
 
 
-@fragment(FAMILY, "syntax", "raise-flow", weight=6)
+@construct("raise-flow")
 def raise_flow(draw, b: Builder) -> None:
     """Exceptions that travel: a bare `raise` caught by an outer try, `raise X from Y`, a `finally` run on
     the way out of a nested try, and an exception raised in a (module-level, inlined) helper."""
@@ -192,7 +191,7 @@ def raise_flow(draw, b: Builder) -> None:
         fold(b, k, var.shape, bound + var.numel * (1 + bound))
 
 
-@fragment(FAMILY, "syntax", "try-finally", weight=5)
+@construct("try-finally")
 def try_else_finally(draw, b: Builder) -> None:
     """`try/except/else` and `try/finally`, in the entry and in a helper that returns from its `try`."""
     var, x, bound = operand(draw, b)
@@ -237,7 +236,7 @@ def try_else_finally(draw, b: Builder) -> None:
         fold(b, f"{k} + sum({log})", var.shape, 2 * bound + 4)
 
 
-@fragment(FAMILY, "syntax", "next-default", "assert", weight=6)
+@construct("next-default", "assert")
 def iteration_end(draw, b: Builder) -> None:
     """`next(it, default)` past the end, a `StopIteration` caught around a `while True`, and an `assert`
     that holds."""

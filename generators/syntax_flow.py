@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from .builder import Builder
 from .choose import choose, integer
-from .fragments import fragment
-from .syntax_common import FAMILY, code, fold, operand
+from .syntax_common import code, construct, fold, operand
 
 
 def _point_class(b: Builder) -> str:
@@ -25,7 +24,7 @@ def _point_class(b: Builder) -> str:
     return cls
 
 
-@fragment(FAMILY, "syntax", "match", weight=6)
+@construct("match")
 def match_stmt(draw, b: Builder) -> None:
     """A `match` whose case is decided by sizes, literals or the class of the subject."""
     var, x, bound = operand(draw, b)
@@ -118,7 +117,7 @@ def match_stmt(draw, b: Builder) -> None:
         fold(b, k, var.shape, 3 * bound + 3)
 
 
-@fragment(FAMILY, "syntax", "loop-while", weight=6)
+@construct("loop-while")
 def while_loop(draw, b: Builder) -> None:
     """A `while` loop on a counter with `continue`, `break` and an `else` clause."""
     var, x, bound = operand(draw, b)
@@ -142,7 +141,7 @@ def while_loop(draw, b: Builder) -> None:
     fold(b, f"{acc} + {i}", var.shape, bound + 2 * n + 8)
 
 
-@fragment(FAMILY, "syntax", "loop-for", weight=6)
+@construct("loop-for")
 def for_loop(draw, b: Builder) -> None:
     """`for ... else` with `break`, nested loops with `continue`, a loop over a tensor's rows (with
     `enumerate`), and a loop over dict items."""

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from .builder import Builder
 from .choose import boolean, choose, integer
-from .fragments import fragment
-from .syntax_common import FAMILY, GRAPH_BREAK, code, fold, operand
+from .syntax_common import GRAPH_BREAK, code, construct, fold, operand
 
 
 def _generators(draw, b: Builder) -> tuple[str, str]:
@@ -34,7 +33,7 @@ def _generators(draw, b: Builder) -> tuple[str, str]:
     return gen, outer
 
 
-@fragment(FAMILY, "syntax", "generator", weight=7)
+@construct("generator")
 def generator(draw, b: Builder) -> None:
     """A generator function or expression, consumed whole or step by step (maybe across a graph break)."""
     var, x, bound = operand(draw, b)
@@ -129,7 +128,7 @@ def generator(draw, b: Builder) -> None:
         fold(b, k, var.shape, 3 * bound)
 
 
-@fragment(FAMILY, "syntax", "comprehension", weight=6)
+@construct("comprehension")
 def comprehension(draw, b: Builder) -> None:
     """List, dict and set comprehensions, filtered and nested, over ranges and tensor rows."""
     var, x, bound = operand(draw, b)
@@ -161,7 +160,7 @@ def comprehension(draw, b: Builder) -> None:
         fold(b, f"{k}['k0'] - len({k})", var.shape, bound + 4)
 
 
-@fragment(FAMILY, "syntax", "comprehension-graph-break", weight=6)
+@construct("comprehension-graph-break")
 def comprehension_break(draw, b: Builder) -> None:
     """A comprehension whose body (or filter) breaks the graph: `graph_break()` or `print()`."""
     var, x, bound = operand(draw, b)

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 from .builder import Builder
 from .choose import boolean, choose, integer
-from .fragments import fragment
-from .syntax_common import FAMILY, GRAPH_BREAK, code, fold, operand
+from .syntax_common import GRAPH_BREAK, code, construct, fold, operand
 
 
-@fragment(FAMILY, "syntax", "fstring-key", weight=6)
+@construct("fstring-key")
 def fstring_key(draw, b: Builder) -> None:
     """A lookup whose key is built by an f-string (with a format spec) or `str.format` from sizes."""
     var, x, bound = operand(draw, b)
@@ -31,7 +30,7 @@ def fstring_key(draw, b: Builder) -> None:
     fold(b, f"{x} * {k}", var.shape, bound * 40)
 
 
-@fragment(FAMILY, "syntax", "starred-unpack", weight=6)
+@construct("starred-unpack")
 def starred(draw, b: Builder) -> None:
     """`a, *rest = ...`, `*_, last = shape`, `f(*args, **kw)`, `[*a, *b]` and `{**d1, **d2}`."""
     var, x, bound = operand(draw, b)
@@ -72,7 +71,7 @@ def starred(draw, b: Builder) -> None:
         fold(b, k, var.shape, 5 * bound + 4)
 
 
-@fragment(FAMILY, "syntax", "kwonly-defaults", weight=6)
+@construct("kwonly-defaults")
 def kwonly_defaults(draw, b: Builder) -> None:
     """A helper with positional-only, keyword-only and defaulted parameters and `**extra`, called with
     some of them."""
@@ -87,7 +86,7 @@ def kwonly_defaults(draw, b: Builder) -> None:
     fold(b, k, var.shape, 2 * bound + 4)
 
 
-@fragment(FAMILY, "syntax", "walrus", "chained-compare", weight=6)
+@construct("walrus", "chained-compare")
 def walrus_compare(draw, b: Builder) -> None:
     """Assignment expressions (in an `if`, in a comprehension filter) and chained comparisons on sizes."""
     var, x, bound = operand(draw, b)
@@ -107,7 +106,7 @@ def walrus_compare(draw, b: Builder) -> None:
     fold(b, k, var.shape, 2 * bound + 30)
 
 
-@fragment(FAMILY, "syntax", "del-rebind", "local-import", weight=6)
+@construct("del-rebind", "local-import")
 def del_rebind(draw, b: Builder) -> None:
     """`import math` / `from operator import mul` inside the entry, and a local deleted then rebound."""
     var, x, bound = operand(draw, b)
@@ -134,13 +133,17 @@ def del_rebind(draw, b: Builder) -> None:
     fold(b, tmp, var.shape, bound + 4)
 
 
-@fragment(FAMILY, "syntax", "graph-break-site", weight=5)
+@construct("graph-break-site")
 def graph_break_site(draw, b: Builder) -> None:
     """`torch._dynamo.graph_break()` inside a loop body, an inlined helper, a `try` block, an `except`
     handler, or a nested function; values computed before it are used after it."""
     var, x, bound = operand(draw, b)
     k = b.fresh("k")
-    kind = choose(draw, ("loop", "helper", "try", "handler", "nested", "finally", "while", "match", "else"))
+    kind = choose(draw, ("loop", "helper", "try", "handler", "nested", "finally", "while", "match", "else",
+                         "stack-list", "stack-dict", "lambda", "nested-blocks", "generator-body"))
+    if kind.startswith("stack") or kind in ("lambda", "nested-blocks", "generator-body"):
+        _break_with_live_state(draw, b, kind, var, x, bound)
+        return
     if kind == "loop":
         code(b, f"""
             {k} = {x}
@@ -234,7 +237,7 @@ def graph_break_site(draw, b: Builder) -> None:
         fold(b, k, var.shape, 2 * bound + 2)
 
 
-@fragment(FAMILY, "syntax", "print", weight=5)
+@construct("print")
 def print_call(draw, b: Builder) -> None:
     """`print()` of sizes, an f-string or a tensor, between computations whose values cross it."""
     var, x, bound = operand(draw, b)
@@ -249,7 +252,7 @@ def print_call(draw, b: Builder) -> None:
     fold(b, k, var.shape, 2 * bound + 2)
 
 
-@fragment(FAMILY, "syntax", "seq-ops", weight=7)
+@construct("seq-ops")
 def seq_ops(draw, b: Builder) -> None:
     """Slices with steps on lists, tuples and strings, repetition, augmented assignment on containers,
     and `and`/`or` returning operands rather than booleans."""
@@ -289,7 +292,7 @@ def seq_ops(draw, b: Builder) -> None:
         fold(b, k, var.shape, 2 * bound + 5)
 
 
-@fragment(FAMILY, "syntax", "lambda-binding", weight=6)
+@construct("lambda-binding")
 def lambda_binding(draw, b: Builder) -> None:
     """Lambdas made in a loop or comprehension (late binding vs a default argument), an immediately called
     lambda, and a lambda as `sorted`'s key."""
@@ -319,3 +322,44 @@ def lambda_binding(draw, b: Builder) -> None:
             {k} = {x} * {fs}[0][0] - {fs}[-1][0]
             """)
         fold(b, k, var.shape, 2 * bound + 1)
+
+
+def _break_with_live_state(draw, b: Builder, kind: str, var, x: str, bound: float) -> None:
+    """Graph breaks that leave state behind to restore: values on the operand stack (inside a list or
+    dict display), a lambda's frame, a `with` inside a `try/finally` inside a loop, a generator's body."""
+    k = b.fresh("k")
+    if kind == "stack-list":
+        code(b, f"{k} = {x} + sum([{x}.numel(), ({GRAPH_BREAK} or 0), 2])")
+        fold(b, k, var.shape, bound + var.numel + 2)
+    elif kind == "stack-dict":
+        code(b, f"""
+            {k} = {{'a': {x}, 'b': {GRAPH_BREAK}, 'c': 2}}
+            {k} = {k}['a'] * {k}['c'] + ({k}['b'] is None)
+            """)
+        fold(b, k, var.shape, 2 * bound + 1)
+    elif kind == "lambda":
+        code(b, f"{k} = (lambda t: ({GRAPH_BREAK}, t * 2)[1])({x})")
+        fold(b, k, var.shape, 2 * bound)
+    elif kind == "nested-blocks":
+        code(b, f"""
+            {k} = {x}
+            for i in range(2):
+                try:
+                    with torch.no_grad():
+                        {k} = {k} + i
+                        {GRAPH_BREAK}
+                        {k} = {k} * 0.5
+                finally:
+                    {k} = {k} - 1
+            """)
+        fold(b, k, var.shape, bound + 4)
+    else:
+        gen = b.fresh("syn_gen_brk")
+        code(b, f"""
+            def {gen}(t):
+                yield t
+                {GRAPH_BREAK}
+                yield t * 2
+            """, module=True)
+        code(b, f"{k} = sum({gen}({x}))")
+        fold(b, k, var.shape, 3 * bound)

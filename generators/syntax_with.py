@@ -12,8 +12,7 @@ from . import ir
 from .builder import Builder
 from .choose import boolean, choose, integer
 from .effects_common import grad_input
-from .fragments import fragment
-from .syntax_common import FAMILY, GRAPH_BREAK, code, fold, operand
+from .syntax_common import GRAPH_BREAK, code, construct, fold, operand
 
 
 def _grad_leaf(draw, b: Builder) -> tuple[str, str, tuple[int, ...], float]:
@@ -32,7 +31,7 @@ def _return_grad(b: Builder, expr: str) -> None:
     b.returns.append(ir.Name(name))
 
 
-@fragment(FAMILY, "syntax", "with-grad-mode", weight=6, nestable=False)
+@construct("with-grad-mode")
 def grad_mode(draw, b: Builder) -> None:
     """Work on a leaf requiring grad under a grad-mode context manager, read outside of it."""
     g, x, shape, bound = _grad_leaf(draw, b)
@@ -101,7 +100,7 @@ def _cm_class(draw, b: Builder, suppress: bool) -> str:
     return cls
 
 
-@fragment(FAMILY, "syntax", "with-context-manager", weight=8)
+@construct("with-context-manager")
 def context_manager(draw, b: Builder) -> None:
     """`nullcontext`, a `@contextmanager` generator, a user class with `__enter__`/`__exit__`, one whose
     `__exit__` suppresses what its block raises, and two managers in one `with`."""
@@ -157,14 +156,14 @@ def context_manager(draw, b: Builder) -> None:
         fold(b, f"{w} + sum({m}.log)", var.shape, 1.5 * bound + 5)
 
 
-@fragment(FAMILY, "syntax", "with-graph-break", weight=8)
+@construct("with-graph-break")
 def with_graph_break(draw, b: Builder) -> None:
     """`torch._dynamo.graph_break()` inside a `with` block: a grad mode, a user class, a `@contextmanager`
     generator, or `nullcontext`; the block goes on computing after the break."""
     b.tag("graph-break-site")
     var, x, bound = operand(draw, b)
     w, m = b.fresh("w"), b.fresh("cm")
-    kind = choose(draw, ("no-grad", "class", "generator", "nullcontext"))
+    kind = choose(draw, ("no-grad", "class", "generator", "nullcontext", "alive"))
     if kind == "no-grad":
         code(b, f"""
             with torch.no_grad():
@@ -192,11 +191,30 @@ def with_graph_break(draw, b: Builder) -> None:
         code(b, f"{m} = []")
         head = f"with {gen}({m}):"
         tail = f"sum({m})"
-    else:
+    elif kind == "nullcontext":
         b.add_import(ir.Import("contextlib"))
         code(b, f"{m} = [5]")
         head = "with contextlib.nullcontext():"
         tail = f"sum({m})"
+    else:
+        # The context object itself crosses the break, then is entered. `nullcontext(value)` crashes torch 2.13
+        # (known: corpus/nullcontext_value_across_graph_break_crash.py), hence drawn rarely. Grad-mode objects
+        # (`torch.no_grad()`, `set_grad_enabled(False)`) leave grad mode off after the compiled call
+        # (corpus/set_grad_enabled_object_across_graph_break_leaks.py): that would leak into the worker's later
+        # cases, so they are never drawn here.
+        b.add_import(ir.Import("contextlib"))
+        made = choose(draw, ("contextlib.nullcontext()", "user-class", "user-class", "contextlib.nullcontext()",
+                             "user-class", "contextlib.nullcontext()", "contextlib.nullcontext(3)"))
+        if made == "user-class":
+            made = f"{_cm_class(draw, b, False)}(2)"
+        code(b, f"""
+            {m} = {made}
+            {GRAPH_BREAK}
+            with {m} as got:
+                {w} = {x} * 2 + int(torch.is_grad_enabled()) + (got is None)
+            """)
+        fold(b, w, var.shape, 2 * bound + 2)
+        return
     code(b, f"""
         {head}
             {w} = {x} * 2
@@ -207,13 +225,14 @@ def with_graph_break(draw, b: Builder) -> None:
     fold(b, w, var.shape, 2 * bound + 10)
 
 
-@fragment(FAMILY, "syntax", "with-torch-context", weight=7)
+@construct("with-torch-context")
 def torch_context(draw, b: Builder) -> None:
     """Other context managers Dynamo models: autocast (on and off), inference mode, a device as default
     device, `record_function`, `warnings.catch_warnings`, and grad mode switched by a plain call."""
     var, x, bound = operand(draw, b)
     w = b.fresh("w")
-    kind = choose(draw, ("autocast", "autocast-off", "inference", "device", "record", "warnings", "set-call"))
+    kind = choose(draw, ("autocast", "autocast-off", "inference", "device", "record", "warnings", "set-call",
+                         "decorator-call", "hooks-off"))
     if kind in ("autocast", "autocast-off"):
         flat = f"{x}.reshape(-1, 1)"
         enabled = kind == "autocast"
@@ -244,7 +263,22 @@ def torch_context(draw, b: Builder) -> None:
         code(b, f"""
             with warnings.catch_warnings():
                 warnings.simplefilter('ignore')
+                warnings.warn('syntax fragment')
                 {w} = {x} * 2 - 1
+            """)
+    elif kind == "decorator-call":
+        inner = b.fresh("inner")
+        code(b, f"""
+            def {inner}(t):
+                return t * 2 + int(torch.is_grad_enabled())
+            """)
+        code(b, f"{w} = {choose(draw, ('torch.no_grad()', 'torch.enable_grad()'))}({inner})({x})")
+    elif kind == "hooks-off":
+        code(b, f"""
+            with torch.autograd.graph.disable_saved_tensors_hooks('syntax'):
+                {w} = {x} * 2
+            with torch._C.DisableTorchFunctionSubclass():
+                {w} = {w} + 1
             """)
     else:
         code(b, f"""

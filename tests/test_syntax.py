@@ -71,10 +71,9 @@ SHAPES = {
     or any(isinstance(n, ast.Try) and any(isinstance(s, ast.Try) for s in n.body) for n in ast.walk(t)),
     "assert": lambda t: any(isinstance(n, ast.Assert) for n in ast.walk(t)),
     "next-default": lambda t: _calls(t, "next"),
-    "with-grad-mode": lambda t: any(isinstance(n, ast.With) for n in ast.walk(t)) or _calls(t, "no_grad"),
+    "with-grad-mode": lambda t: any(isinstance(n, ast.With) for n in ast.walk(t)) or _calls(t, "_grad"),
     "with-context-manager": lambda t: any(isinstance(n, ast.With) for n in ast.walk(t)),
-    "with-graph-break": lambda t: any(isinstance(n, ast.With) and any(_calls(s, "graph_break") for s in n.body)
-                                      for n in ast.walk(t)),
+    "with-graph-break": lambda t: any(isinstance(n, ast.With) for n in ast.walk(t)) and _calls(t, "graph_break"),
     "match": lambda t: any(isinstance(n, ast.Match) for n in ast.walk(t)),
     "loop-while": lambda t: any(isinstance(n, ast.While) for n in ast.walk(t)),
     "loop-for": lambda t: any(isinstance(n, ast.For) for n in ast.walk(t)),
@@ -102,6 +101,9 @@ SHAPES = {
     or any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult) and isinstance(n.left, ast.List)
            for n in ast.walk(t)),
     "lambda-binding": lambda t: any(isinstance(n, ast.Lambda) for n in ast.walk(t)),
+    "scalar-ops": lambda t: any(isinstance(n, ast.Assign) and ".numel() % 5" in ast.unparse(n.value)
+                                for n in ast.walk(t)),
+    "introspection": lambda t: _calls(t, "vars") or _calls(t, "eval"),
 }
 
 
