@@ -18,7 +18,7 @@ from .effects_common import grad_input
 from .fragments import fragment
 
 
-@fragment(FAMILY, "classes", "autograd-ctx", weight=3, nestable=False)
+@fragment(FAMILY, "classes", "autograd-ctx", weight=2, nestable=False)
 def autograd_ctx(draw, b: Builder) -> None:
     """A custom autograd.Function on an input that requires grad: `setup_context` or classic form, two
     outputs (one marked non-differentiable), a float argument kept on ctx, `needs_input_grad` checked."""
@@ -93,7 +93,7 @@ def func_vmap(draw, b: Builder) -> None:
     result(b, expr, shape, 30.0)
 
 
-@fragment(FAMILY, "classes", "func-grad", weight=3)
+@fragment(FAMILY, "classes", "func-grad", weight=2)
 def func_grad(draw, b: Builder) -> None:
     """torch.func.grad / grad_and_value of a scalar function, or jacrev / jacfwd of a tiny vector
     function, applied to a visible tensor (flattened to at most 4 elements)."""

@@ -43,7 +43,7 @@ def compiler_disable(draw, b: Builder) -> None:
     result(b, f"torch.cos({call}){tail} + 1", var.shape, 8.0)
 
 
-@fragment(FAMILY, "classes", "opaque-helper", weight=3)
+@fragment(FAMILY, "classes", "opaque-helper", weight=2)
 def allow_in_graph(draw, b: Builder) -> None:
     """A pure tensor helper put in the graph as one opaque call by `torch._dynamo.allow_in_graph`."""
     fn = b.fresh("opaque")

@@ -79,7 +79,6 @@ def class_static(draw, b: Builder) -> None:
     make = choose(draw, (f"{cls}()", f"{cls}.make(1.5)", f"{cls}.make(None)"))
     o = place(b, where(draw, b), make, "cfg")
     b.between.append(b_stmt(f"{cls}.k = {cls}.k + 1.0"))
-    b.calls = max(b.calls, 3)
     result(b, f"{o}.scaled({t}) + {cls}.mix({cls}.k, 1.0)", var.shape, 20.0)
 
 
@@ -193,7 +192,7 @@ def b_expr(text: str) -> ir.CodeExpr:
     return ir.CodeExpr(text)
 
 
-@fragment(FAMILY, "classes", "class-local", weight=4)
+@fragment(FAMILY, "classes", "class-local", weight=3)
 def class_local(draw, b: Builder) -> None:
     """A class statement inside the compiled function (Dynamo breaks the graph there), optionally closing
     over a local of the frame, and a method of it called on a fresh instance.
