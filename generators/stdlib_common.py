@@ -76,10 +76,12 @@ class Ctx:
             param.per_call[1] = lit(self.choose(INT_LISTS))
         return name
 
-    def dim(self) -> str:
-        """A small non-negative int read from tensor metadata (or a constant), as source."""
+    def dim(self, varying: bool = True) -> str:
+        """A small non-negative int read from tensor metadata (or a constant), as source; with `varying`, it
+        may be a size that changes on every call (see `varying`)."""
         t = self.tensor
-        kind = self.choose(("const", "shape", "size", "ndim", "dim", "len", "varying"))
+        kinds = ("const", "shape", "size", "ndim", "dim", "len") + (("varying",) if varying else ())
+        kind = self.choose(kinds)
         if kind == "varying":
             return self.varying()
         if kind == "const" or not t.shape:
