@@ -14,7 +14,7 @@ from .classes_common import FAMILY, emit, helper, operand, place, result, where
 from .fragments import fragment
 
 
-@fragment(FAMILY, "classes", "class-call", weight=4)
+@fragment(FAMILY, "classes", "class-call", weight=5)
 def class_call(draw, b: Builder) -> None:
     """An instance with `__call__` (a keyword default), called directly and passed to a function."""
     cls = b.fresh("Affine")
@@ -33,7 +33,7 @@ def class_call(draw, b: Builder) -> None:
     result(b, via, var.shape, 4.0)
 
 
-@fragment(FAMILY, "classes", "class-container", weight=4)
+@fragment(FAMILY, "classes", "class-container", weight=5)
 def class_container(draw, b: Builder) -> None:
     """A sequence-like class: `len`, indexing, `in` and iteration (through `__iter__`, or through
     `__getitem__` raising IndexError when `__iter__` is absent)."""
@@ -67,7 +67,7 @@ class $C:
     result(b, f"torch.tanh({t}) * {acc} + len({o}) + {o}[-1] + (2 in {o})", var.shape, 20.0)
 
 
-@fragment(FAMILY, "classes", "class-operators", weight=4)
+@fragment(FAMILY, "classes", "class-operators", weight=5)
 def class_operators(draw, b: Builder) -> None:
     """A tensor wrapper with `__add__`, `__radd__`, `__mul__`, `__neg__`, `__or__`, `__eq__` returning bool,
     `__bool__` (truth tested in the frame) and `__repr__` (its length read)."""
@@ -113,7 +113,7 @@ def class_operators(draw, b: Builder) -> None:
     result(b, f"{w}.t + ({w}.tag + 1) * (1.0 if {va} == {vb} else -1.0) + ({w} != {va}){extra}", var.shape, 30.0)
 
 
-@fragment(FAMILY, "classes", "class-getattr", weight=4)
+@fragment(FAMILY, "classes", "class-getattr", weight=5)
 def class_getattr(draw, b: Builder) -> None:
     """`__getattr__` computing missing attributes from their name, raising AttributeError otherwise;
     read directly, through `getattr` with a default, and through `hasattr`."""
@@ -135,7 +135,7 @@ def class_getattr(draw, b: Builder) -> None:
     result(b, f"torch.tanh({t}) * ({read}) + {o}.base", var.shape, 20.0)
 
 
-@fragment(FAMILY, "classes", "class-setattr", weight=4)
+@fragment(FAMILY, "classes", "class-setattr", weight=5)
 def class_setattr(draw, b: Builder) -> None:
     """`__setattr__` overridden to log names and double numbers, storing through `object.__setattr__` or
     `super().__setattr__`; the log list is state a compiled frame must replay."""
@@ -163,7 +163,7 @@ def class_setattr(draw, b: Builder) -> None:
     result(b, f"torch.tanh({t}) * {o}.a + (len({o}.log) % 5){tail}", var.shape, 10.0)
 
 
-@fragment(FAMILY, "classes", "class-slots", weight=4)
+@fragment(FAMILY, "classes", "class-slots", weight=5)
 def class_slots(draw, b: Builder) -> None:
     """A `__slots__` class (no `__dict__`): slot reads and writes on a pre-existing or new instance."""
     cls = b.fresh("Slotted")
@@ -185,7 +185,7 @@ def class_slots(draw, b: Builder) -> None:
     result(b, f"torch.tanh({t}) * {o}.a + {o}.n + hasattr({o}, '__dict__')", var.shape, 8.0)
 
 
-@fragment(FAMILY, "classes", "class-descriptor", weight=4)
+@fragment(FAMILY, "classes", "class-descriptor", weight=5)
 def class_descriptor(draw, b: Builder) -> None:
     """A data descriptor (`__set_name__`, `__get__`, `__set__`) or a non-data one (`__get__` only,
     shadowed by an instance attribute) on a class attribute."""
@@ -212,7 +212,7 @@ class $D:
     result(b, f"torch.tanh({t}) * {o}.w + isinstance({cls}.w, {desc})", var.shape, 8.0)
 
 
-@fragment(FAMILY, "classes", "class-builtin-subclass", weight=4)
+@fragment(FAMILY, "classes", "class-builtin-subclass", weight=5)
 def class_builtin_subclass(draw, b: Builder) -> None:
     """Subclasses of tuple (properties over items), list (a method building a new list) and dict (with
     `__missing__`), with extra methods called in the frame."""

@@ -18,7 +18,7 @@ from .effects_common import grad_input
 from .fragments import fragment
 
 
-@fragment(FAMILY, "classes", "autograd-ctx", weight=2, nestable=False)
+@fragment(FAMILY, "classes", "autograd-ctx", weight=3, nestable=False)
 def autograd_ctx(draw, b: Builder) -> None:
     """A custom autograd.Function on an input that requires grad: `setup_context` or classic form, two
     outputs (one marked non-differentiable), a float argument kept on ctx, `needs_input_grad` checked."""
@@ -66,7 +66,7 @@ class $C(torch.autograd.Function):{fwd}
     b.returns.append(ir.CodeExpr(f"{y} * (1 + {mask})"))
 
 
-@fragment(FAMILY, "classes", "func-vmap", weight=4)
+@fragment(FAMILY, "classes", "func-vmap", weight=5)
 def func_vmap(draw, b: Builder) -> None:
     """`torch.func.vmap` of a per-row function: plain, with in_dims (a broadcast operand), out_dims=1,
     nested, or over a closure reading a tensor of the frame."""
@@ -93,7 +93,7 @@ def func_vmap(draw, b: Builder) -> None:
     result(b, expr, shape, 30.0)
 
 
-@fragment(FAMILY, "classes", "func-grad", weight=2)
+@fragment(FAMILY, "classes", "func-grad", weight=3)
 def func_grad(draw, b: Builder) -> None:
     """torch.func.grad / grad_and_value of a scalar function, or jacrev / jacfwd of a tiny vector
     function, applied to a visible tensor (flattened to at most 4 elements)."""
@@ -113,7 +113,7 @@ def func_grad(draw, b: Builder) -> None:
     result(b, expr, shape, 10.0)
 
 
-@fragment(FAMILY, "classes", "func-functional-call", weight=4)
+@fragment(FAMILY, "classes", "func-functional-call", weight=5)
 def func_functional_call(draw, b: Builder) -> None:
     """`torch.func.functional_call` on a global module with a replacement dict for some parameters."""
     t, var, _ = operand(draw, b, vector=True)
@@ -129,7 +129,7 @@ def func_functional_call(draw, b: Builder) -> None:
            grad=True)
 
 
-@fragment(FAMILY, "classes", "checkpoint", weight=4)
+@fragment(FAMILY, "classes", "checkpoint", weight=5)
 def checkpoint(draw, b: Builder) -> None:
     """`torch.utils.checkpoint.checkpoint(fn, x, use_reentrant=False)` around a module-level function or
     a closure of the frame."""
@@ -149,7 +149,7 @@ def checkpoint(draw, b: Builder) -> None:
     result(b, call, var.shape, 4.0)
 
 
-@fragment(FAMILY, "classes", "autograd-grad", weight=4, nestable=False)
+@fragment(FAMILY, "classes", "autograd-grad", weight=5, nestable=False)
 def autograd_grad(draw, b: Builder) -> None:
     """`torch.autograd.grad` inside the frame, of a scalar function of an input leaf that requires grad
     (first order, or with `create_graph=True` so the harness's backward differentiates it again)."""
@@ -161,7 +161,7 @@ def autograd_grad(draw, b: Builder) -> None:
     b.returns.append(ir.CodeExpr(f"{d} * 2 + torch.cos({g.id})"))
 
 
-@fragment(FAMILY, "classes", "pytree-map", weight=4)
+@fragment(FAMILY, "classes", "pytree-map", weight=5)
 def pytree_map(draw, b: Builder) -> None:
     """`torch.utils._pytree.tree_map` of a function over a nested dict/list/tuple holding tensors and
     numbers, then the leaves folded back (`tree_leaves`)."""

@@ -13,7 +13,7 @@ from .classes_common import FAMILY, emit, helper, operand, result
 from .fragments import fragment
 
 
-@fragment(FAMILY, "classes", "control-hop", weight=4)
+@fragment(FAMILY, "classes", "control-hop", weight=5)
 def control_hop(draw, b: Builder) -> None:
     """One of torch.while_loop (a counter and a carried tensor), scan over rows with a carry,
     associative_scan (cumulative sum along dim 0) or map over rows with an extra operand."""
@@ -61,7 +61,7 @@ def control_hop(draw, b: Builder) -> None:
     result(b, expr, shape, float(2 * shape[0] + 4))
 
 
-@fragment(FAMILY, "classes", "nested-compile-region", weight=4)
+@fragment(FAMILY, "classes", "nested-compile-region", weight=5)
 def nested_compile_region(draw, b: Builder) -> None:
     """A module-level helper marked `torch.compiler.nested_compile_region`, called twice on tensors of the
     same shape (one subgraph, invoked twice)."""

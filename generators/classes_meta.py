@@ -14,7 +14,7 @@ from .effects_common import grad_input
 from .fragments import fragment
 
 
-@fragment(FAMILY, "classes", "class-new", weight=4)
+@fragment(FAMILY, "classes", "class-new", weight=5)
 def class_new(draw, b: Builder) -> None:
     """`__new__` setting an attribute before `__init__`, `__init_subclass__` recording subclasses in a
     class-level list, and a class decorator adding a method; the subclass is instantiated in the frame."""
@@ -52,7 +52,7 @@ def class_new(draw, b: Builder) -> None:
     result(b, f"torch.tanh({o}.scaled(torch.tanh({t}))) + {o}.born + len({base}.kinds)", var.shape, 4.0)
 
 
-@fragment(FAMILY, "classes", "class-metaclass", weight=4)
+@fragment(FAMILY, "classes", "class-metaclass", weight=5)
 def class_metaclass(draw, b: Builder) -> None:
     """A metaclass giving its classes a class-level attribute (from `__new__`) and a `__call__` that
     counts instances before delegating to `type.__call__`.
@@ -86,7 +86,7 @@ def class_metaclass(draw, b: Builder) -> None:
     result(b, f"{inst}.measure({t}) + {cls}.tag % 3 + ({cls}.made % 4) + isinstance({cls}, {meta})", var.shape, 10.0)
 
 
-@fragment(FAMILY, "classes", "class-local", weight=3)
+@fragment(FAMILY, "classes", "class-local", weight=4)
 def class_dynamic(draw, b: Builder) -> None:
     """A class built with `type(name, bases, namespace)` in the frame, deriving from a module-level base
     and carrying a lambda method; it reads a global the plan changes (a new class per call is a new guard
@@ -108,7 +108,7 @@ def class_dynamic(draw, b: Builder) -> None:
     result(b, f"{dyn}().g({t}) + issubclass({dyn}, {base})", var.shape, 10.0)
 
 
-@fragment(FAMILY, "classes", "func-grad", weight=2)
+@fragment(FAMILY, "classes", "func-grad", weight=3)
 def func_vjp_jvp(draw, b: Builder) -> None:
     """torch.func.vjp (its pullback applied to ones), jvp with a tangent, or hessian of a tiny function."""
     t, var, _ = operand(draw, b, vector=True)
@@ -128,7 +128,7 @@ def func_vjp_jvp(draw, b: Builder) -> None:
     result(b, expr, shape, 10.0)
 
 
-@fragment(FAMILY, "classes", "autograd-ctx", weight=2, nestable=False)
+@fragment(FAMILY, "classes", "autograd-ctx", weight=3, nestable=False)
 def autograd_dirty(draw, b: Builder) -> None:
     """An autograd.Function that doubles its input in place (`ctx.mark_dirty`), with materialized grads
     switched off (`ctx.set_materialize_grads(False)`, so backward sees None for an unused output)."""
@@ -154,7 +154,7 @@ def autograd_dirty(draw, b: Builder) -> None:
     b.returns.append(ir.CodeExpr(f"torch.sin({y}) + {other}"))
 
 
-@fragment(FAMILY, "classes", "opaque-helper", weight=2)
+@fragment(FAMILY, "classes", "opaque-helper", weight=3)
 def nonstrict_trace(draw, b: Builder) -> None:
     """A pure tensor helper marked `torch._dynamo.nonstrict_trace` (traced as one opaque call, its
     Python body run only on fake tensors), with a float argument."""

@@ -64,7 +64,7 @@ def module_object(draw, b: Builder, cls: str, n: int, prefix: str = "net") -> st
     return place(b, kind, make, prefix)
 
 
-@fragment(FAMILY, "classes", "nn-module", weight=4)
+@fragment(FAMILY, "classes", "nn-module", weight=5)
 def nn_module(draw, b: Builder) -> None:
     """A small nn.Module stack called on a visible tensor (its last dimension is the feature size)."""
     t, var, _ = operand(draw, b, vector=True)
@@ -73,7 +73,7 @@ def nn_module(draw, b: Builder) -> None:
     result(b, f"torch.tanh({m}(torch.tanh({t})))", var.shape, 1.0, grad=True)
 
 
-@fragment(FAMILY, "classes", "nn-hook", weight=4)
+@fragment(FAMILY, "classes", "nn-hook", weight=5)
 def nn_hook(draw, b: Builder) -> None:
     """A forward pre-hook (rewriting the input) and/or a forward hook (rewriting the output, counting
     calls on the module), registered when the global module is built, outside the compiled frame.
@@ -106,7 +106,7 @@ def nn_hook(draw, b: Builder) -> None:
     result(b, f"{m}({t}) + {m}.seen % 3", var.shape, 6.0, grad=True)
 
 
-@fragment(FAMILY, "classes", "nn-train-eval", weight=4, nestable=False)
+@fragment(FAMILY, "classes", "nn-train-eval", weight=5, nestable=False)
 def nn_train_eval(draw, b: Builder) -> None:
     """`training` toggled between calls on a global module: forward branches on `self.training`, or a
     BatchNorm1d uses batch statistics (updating its running buffers) in training and the buffers in eval."""
@@ -144,7 +144,7 @@ def nn_train_eval(draw, b: Builder) -> None:
     result(b, f"{m}({arg}) * (2.0 if {m}.training else 1.0)", shape, 60.0, grad=True)
 
 
-@fragment(FAMILY, "classes", "nn-counter", weight=4)
+@fragment(FAMILY, "classes", "nn-counter", weight=5)
 def nn_counter(draw, b: Builder) -> None:
     """A module whose forward mutates its own attributes: an int counter, and a list of seen sums."""
     t, var, _ = operand(draw, b, vector=True)
@@ -155,7 +155,7 @@ def nn_counter(draw, b: Builder) -> None:
     result(b, f"torch.tanh({m}(torch.tanh({t}))) + len({m}.history) % 4", var.shape, 5.0, grad=True)
 
 
-@fragment(FAMILY, "classes", "nn-iterate", weight=4)
+@fragment(FAMILY, "classes", "nn-iterate", weight=5)
 def nn_iterate(draw, b: Builder) -> None:
     """Iteration over `named_parameters()`, `parameters()`, `children()`, `modules()` or `named_buffers()`
     of a module, folding what it visits into a tensor."""
@@ -186,7 +186,7 @@ FUNCTIONAL = (
 )
 
 
-@fragment(FAMILY, "classes", "nn-functional", weight=4)
+@fragment(FAMILY, "classes", "nn-functional", weight=5)
 def nn_functional(draw, b: Builder) -> None:
     """A chain of 1-3 torch.nn.functional calls (tanh between them keeps values moderate), plus at times
     a cross-entropy loss over the rows against class 0."""

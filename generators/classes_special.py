@@ -15,7 +15,7 @@ from .classes_common import FAMILY, emit, helper, operand, place, result, where
 from .fragments import fragment
 
 
-@fragment(FAMILY, "classes", "compiler-disable", weight=4)
+@fragment(FAMILY, "classes", "compiler-disable", weight=5)
 def compiler_disable(draw, b: Builder) -> None:
     """A helper run outside the graph: decorated with `torch.compiler.disable`, wrapped at module level
     with `torch._dynamo.disable`, or a disabled method; optionally it appends to a global list."""
@@ -43,7 +43,7 @@ def compiler_disable(draw, b: Builder) -> None:
     result(b, f"torch.cos({call}){tail} + 1", var.shape, 8.0)
 
 
-@fragment(FAMILY, "classes", "opaque-helper", weight=2)
+@fragment(FAMILY, "classes", "opaque-helper", weight=3)
 def allow_in_graph(draw, b: Builder) -> None:
     """A pure tensor helper put in the graph as one opaque call by `torch._dynamo.allow_in_graph`."""
     fn = b.fresh("opaque")
@@ -63,7 +63,7 @@ def allow_in_graph(draw, b: Builder) -> None:
     result(b, f"{fn}({t}) * 0.5", var.shape, 2.0)
 
 
-@fragment(FAMILY, "classes", "assume-constant", weight=4)
+@fragment(FAMILY, "classes", "assume-constant", weight=5)
 def assume_constant(draw, b: Builder) -> None:
     """`torch.compiler.assume_constant_result` on a pure helper returning a constant (an int computed
     from module-level data, or a float from a constant argument), as a 0-d tensor.
@@ -91,7 +91,7 @@ def assume_constant(draw, b: Builder) -> None:
     result(b, f"torch.tanh({t}) * {call}", var.shape, 20.0)
 
 
-@fragment(FAMILY, "classes", "torch-function-subclass", weight=4)
+@fragment(FAMILY, "classes", "torch-function-subclass", weight=5)
 def torch_function_subclass(draw, b: Builder) -> None:
     """A `torch.Tensor` subclass with a pass-through `__torch_function__` and an extra method: made from
     a visible tensor in the frame with `as_subclass`, or passed in as an argument; the result is turned
@@ -125,7 +125,7 @@ def torch_function_subclass(draw, b: Builder) -> None:
     result(b, f"{u}.as_subclass(torch.Tensor) + isinstance({u}, {cls})", var.shape, 8.0)
 
 
-@fragment(FAMILY, "classes", "torch-function-mode", weight=4)
+@fragment(FAMILY, "classes", "torch-function-mode", weight=5)
 def torch_function_mode(draw, b: Builder) -> None:
     """A pass-through `torch.overrides.TorchFunctionMode` entered with `with` in the frame (or a global
     instance of it), around a few tensor ops."""

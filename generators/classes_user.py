@@ -15,7 +15,7 @@ from .classes_common import FAMILY, emit, helper, operand, place, result, where
 from .fragments import fragment
 
 
-@fragment(FAMILY, "classes", "class-methods", "class-property", weight=4)
+@fragment(FAMILY, "classes", "class-methods", "class-property", weight=5)
 def class_methods(draw, b: Builder) -> None:
     """`__init__` setting attributes, a method calling a private method, a property with a setter;
     the object is a global, an argument or made here, and the setter writes to it."""
@@ -51,7 +51,7 @@ def class_methods(draw, b: Builder) -> None:
     result(b, f"{o}.apply({t}) * {o}.factor{tail}", var.shape, 20.0)
 
 
-@fragment(FAMILY, "classes", "class-static", weight=4)
+@fragment(FAMILY, "classes", "class-static", weight=5)
 def class_static(draw, b: Builder) -> None:
     """A `@classmethod` constructor, a `@staticmethod` called through the class and the instance, and a
     class attribute read where some instances shadow it, and changed on the class between calls."""
@@ -86,7 +86,7 @@ def b_stmt(text: str) -> ir.Code:
     return ir.Code(text)
 
 
-@fragment(FAMILY, "classes", "class-super", weight=4)
+@fragment(FAMILY, "classes", "class-super", weight=5)
 def class_super(draw, b: Builder) -> None:
     """Inheritance: `super().__init__`, an overridden method calling `super().f`, a base method calling
     the overridden one (dynamic dispatch), optionally a third level using `super(Cls, self)`."""
@@ -127,7 +127,7 @@ def class_super(draw, b: Builder) -> None:
     result(b, f"{o}.g({t}) * {o}.extra", var.shape, 5.0)
 
 
-@fragment(FAMILY, "classes", "class-mro", weight=4)
+@fragment(FAMILY, "classes", "class-mro", weight=5)
 def class_mro(draw, b: Builder) -> None:
     """Multiple inheritance: two mixins over one base, each calling `super().g`, so the call chain
     follows the MRO of the final class (diamond), plus a plain mixin contributing a method."""
@@ -163,7 +163,7 @@ def class_mro(draw, b: Builder) -> None:
     result(b, f"{o}.g(torch.tanh({t}))", var.shape, 10.0)
 
 
-@fragment(FAMILY, "classes", "class-isinstance", weight=4)
+@fragment(FAMILY, "classes", "class-isinstance", weight=5)
 def class_isinstance(draw, b: Builder) -> None:
     """`isinstance`/`issubclass` choosing a branch on a global that the call plan rebinds to an instance of
     the same, a sub- or an unrelated class, so the type guard decides the branch on the re-call."""
@@ -192,7 +192,7 @@ def b_expr(text: str) -> ir.CodeExpr:
     return ir.CodeExpr(text)
 
 
-@fragment(FAMILY, "classes", "class-local", weight=3)
+@fragment(FAMILY, "classes", "class-local", weight=5)
 def class_local(draw, b: Builder) -> None:
     """A class statement inside the compiled function (Dynamo breaks the graph there), optionally closing
     over a local of the frame, and a method of it called on a fresh instance.
