@@ -82,6 +82,8 @@ FULLGRAPH_REFUSALS = (  # (gb_type, word the message must contain, reason)
     ("Failed to trace builtin operator", "`print`", "print() under fullgraph"),
     ("Shape mismatch with out= tensor variant", "", "out= op resizing its target under fullgraph"),
     ("Data-dependent branching", "", "data-dependent branching under fullgraph"),
+    ("Unsupported Tensor.item() call with capture_scalar_outputs=False", "",
+     "Tensor.item() without capture_scalar_outputs under fullgraph"),
     ("Unsupported function call (delayed)", "inplace view on a graph input",
      "an in-place view op (t_, transpose_...) on a graph input under fullgraph"),
     ("Attempted to inline function marked as skipped", "intentionally", "a function Dynamo deliberately skips, "
@@ -91,6 +93,8 @@ FULLGRAPH_REFUSALS = (  # (gb_type, word the message must contain, reason)
     ("Skip calling `torch.compiler.disable()`d function", "", "a torch.compiler.disable'd function under fullgraph"),
     ("Invalid call to __build_class__", "class definition", "a class statement in the frame under fullgraph"),
 )
+# Releases before graph-break types (torch < 2.7) name the construct in the message alone.
+UNTYPED_FULLGRAPH_REFUSALS = (("Tensor.item", "Tensor.item() without capture_scalar_outputs under fullgraph"),)
 HOP_REFUSAL_WORDS = ("Unsafe side effect", "Mutating a variable", "input mutation", "aliasing",
                      "Failed to trace builtin operator", "graph_break()")
 
@@ -106,6 +110,10 @@ def deliberate_refusal(err: ExcInfo, fullgraph: bool) -> str | None:
         for gb_type, word, reason in FULLGRAPH_REFUSALS:
             if err.gb_type == gb_type and word in text:
                 return reason
+        if not err.gb_type:
+            for message, reason in UNTYPED_FULLGRAPH_REFUSALS:
+                if err.message.strip() == message:
+                    return reason
     return None
 
 

@@ -79,6 +79,16 @@ def test_constraint_violation_of_a_specialised_dynamic_dim_is_by_design():
     assert "by design" in deliberate_refusal(err, fullgraph=False)
 
 
+def test_a_release_without_graph_break_types_is_matched_by_its_message():
+    """torch 2.5.1 raises `Unsupported: Tensor.item` with no gb_type: a fullgraph .item() refusal there was
+    filed as a bug (13 findings of a 30-minute campaign), once its minimizer dropped capture_scalar_outputs."""
+    old = ExcInfo("Unsupported", "torch._dynamo.exc", "Tensor.item")
+    assert deliberate_refusal(old, fullgraph=True) == "Tensor.item() without capture_scalar_outputs under fullgraph"
+    assert deliberate_refusal(old, fullgraph=False) is None
+    other = ExcInfo("Unsupported", "torch._dynamo.exc", "Tensor.item of a tensor subclass")
+    assert deliberate_refusal(other, fullgraph=True) is None
+
+
 def test_refusals_that_name_other_constructs_are_not_deliberate():
     data_dep = ExcInfo("Unsupported", "torch._dynamo.exc", "x", gb_type="Failed to trace builtin operator",
                        detail="Dynamo does not know how to trace builtin operator `sorted`")
