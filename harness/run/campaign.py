@@ -172,6 +172,7 @@ class Campaign(Ledger):
             self.stopped_by = self.stopped_by or "SIGINT"
         finally:
             if pool is not None:
+                self.worker_recycles = getattr(pool, "recycled", 0)
                 pool.close()
             remove_compile_cache()
             for case, info in self.to_confirm:  # no chance to re-run them: filed unconfirmed

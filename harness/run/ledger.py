@@ -254,6 +254,7 @@ class Ledger:
             "resume": self.resume_block(),
             "stopped_by": getattr(self, "stopped_by", None),  # SIGTERM/SIGINT: ended early, results kept
             "unfinished": getattr(self, "unfinished", 0),  # running at budget end + grace: abandoned, not counted
+            "worker_recycles": getattr(self, "worker_recycles", 0),  # Note [Workers are recycled] (run/workers.py)
             "harness_error_records": self.harness_errors.rows,
         }
 

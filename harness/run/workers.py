@@ -78,14 +78,37 @@ class Slot:
     case: Case | None = None
     started: float = 0.0
     info: dict[str, Any] = field(default_factory=dict)
+    cases: int = 0  # cases this worker process has finished
+    baseline_rss: int | None = None  # its resident memory once warm (after WARM_CASES cases), bytes
+
+
+# Note [Workers are recycled]
+# A worker's resident memory grows with every case it compiles, even with `torch._dynamo.reset()` between
+# cases: over a one-hour soak (2 workers, 5,210 cases) it went from 380 MB to 945 MB. So an idle worker is
+# replaced by a fresh one after RECYCLE_AFTER cases, or sooner once its RSS exceeds RECYCLE_RSS_GROWTH times
+# what it was when warm. It exits cleanly (coverage data saved), between cases, so no case is lost.
+RECYCLE_AFTER = 400
+RECYCLE_RSS_GROWTH = 1.5
+WARM_CASES = 20
+
+
+def resident_bytes(pid: int) -> int | None:
+    """Resident set size of a process from /proc (None where there is no /proc, or it has gone)."""
+    try:
+        with open(f"/proc/{pid}/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 class Pool:
     """N worker processes; `submit` a case to an idle slot, `collect` finished ones."""
 
     def __init__(self, workers: int, spec: CompileSpec, timeout: float, coverage: CoverageSpec | None = None,
-                 *, limits: WorkerLimits | None = None) -> None:
+                 *, limits: WorkerLimits | None = None, recycle_after: int = RECYCLE_AFTER) -> None:
         self.spec, self.timeout, self.coverage = spec, timeout, coverage
+        self.recycle_after = recycle_after
+        self.recycled = 0  # workers replaced by Note [Workers are recycled]
         self.limits = limits or WorkerLimits()
         self.ctx = mp.get_context("spawn")
         self.slots = [Slot(i) for i in range(workers)]
@@ -142,6 +165,8 @@ class Pool:
                     slot.case = None
                     if status == "harness-error" and payload.get("kind") == "memory-limit":
                         self._restart(slot)  # the worker exits after reporting it
+                    elif self._worn_out(slot):
+                        self._recycle(slot)
                 except (EOFError, OSError):
                     slot.process.join(5)
                     status, payload = "crash", slot.process.exitcode
@@ -164,13 +189,35 @@ class Pool:
             fh.seek(max(0, os.path.getsize(log) - chars))
             return fh.read().decode(errors="replace")
 
+    def _worn_out(self, slot: Slot) -> bool:
+        """True when an idle worker should be replaced (Note [Workers are recycled])."""
+        slot.cases += 1
+        if slot.cases >= self.recycle_after:
+            return True
+        if slot.cases == WARM_CASES:
+            slot.baseline_rss = resident_bytes(slot.process.pid)
+        if slot.baseline_rss and slot.cases % 10 == 0:
+            rss = resident_bytes(slot.process.pid)
+            return rss is not None and rss > RECYCLE_RSS_GROWTH * slot.baseline_rss
+        return False
+
+    def _recycle(self, slot: Slot) -> None:
+        """Ask an idle worker to exit (it saves its coverage data), then start a fresh one in its slot."""
+        try:
+            slot.conn.send(None)
+        except (OSError, BrokenPipeError):
+            pass
+        slot.process.join(10)
+        self.recycled += 1
+        self._restart(slot)
+
     def _restart(self, slot: Slot) -> None:
         if slot.process.is_alive():
             slot.process.kill()
         slot.process.join(5)
         self._start(slot)
         self._await_ready(slot)
-        slot.case = None
+        slot.case, slot.cases, slot.baseline_rss = None, 0, None
 
     def close(self) -> None:
         """Idle workers are asked to exit (5 s), busy ones are killed at once: their cases were abandoned."""
