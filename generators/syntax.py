@@ -51,7 +51,8 @@ NOT_NESTABLE = {grad_mode}  # returns a tensor that needs grad straight from the
 WEIGHT = 8
 # Pairs drawn late in the table come out of Hypothesis's index draw less often than their weight says.
 WEIGHTS = {"walrus_compare_del_rebind": 11, "seq_ops_scalar_ops": 10, "fstring_key_print_call": 10,
-           "grad_mode_torch_context": 9}
+           "grad_mode_torch_context": 9, "graph_break_site_lambda_binding": 11, "starred_kwonly_defaults": 9,
+           "comprehension_break": 11, "generator_comprehension": 10, "while_loop_for_loop": 10}
 
 
 def _pair(parts: tuple) -> Fragment:

@@ -96,7 +96,8 @@ SHAPES = {
     "exception-attrs": lambda t: any(isinstance(n, ast.ExceptHandler) for n in ast.walk(t)),
     "try-in-loop": lambda t: any(isinstance(n, (ast.For, ast.While)) and any(isinstance(s, ast.Try) for s in n.body)
                                  for n in ast.walk(t)),
-    "with-torch-context": lambda t: any(isinstance(n, ast.With) for n in ast.walk(t)) or _calls(t, "set_grad_enabled"),
+    "with-torch-context": lambda t: any(isinstance(n, ast.With) for n in ast.walk(t)) or _calls(t, "_grad")
+    or _calls(t, "set_grad_enabled"),
     "seq-ops": lambda t: any(isinstance(n, (ast.Slice, ast.AugAssign, ast.BoolOp)) for n in ast.walk(t))
     or any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult) and isinstance(n.left, ast.List)
            for n in ast.walk(t)),
