@@ -17,11 +17,13 @@ def _partial(c: Ctx) -> Snip:
     L, d = c.ints(), c.dim()
     form = c.choose(("positional", "keyword", "override", "nested", "builtin"))
     if form == "override":
-        lines = [f"{p} = functools.partial(lambda a, k=1: a * 3 + k, k={d})", f"{r} = {p}({L}[0], k=2) + {p}(1)"]
+        lines = [f"{p} = functools.partial(lambda a, k=1: a * 3 + k, k={d} * 2 + 1)",
+                 f"{r} = {p}({L}[0], k=2) + {p}(1)"]
     elif form == "positional":
         lines = [f"{p} = functools.partial(lambda a, b, k=1: a * 2 + b * k, {d})", f"{r} = {p}({L}[0], k=2)"]
     elif form == "keyword":
-        lines = [f"{p} = functools.partial(lambda a, b=0, k=1: a + b * k, k={L}[-1])", f"{r} = {p}(1, b={d})"]
+        lines = [f"{p} = functools.partial(lambda a, b=0, k=1: a + b * k, k={L}[-1])",
+                 f"{r} = {p}(1, b={d}) + {p}(2, b=1, k=0)"]
     elif form == "nested":
         # .args of a nested partial is left unread: Dynamo does not flatten it (corpus/partial_nested_args.py)
         q = c.name("pq")

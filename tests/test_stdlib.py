@@ -30,7 +30,9 @@ TAGS = ("stdlib-builtins", "stdlib-list", "stdlib-set", "stdlib-dict", "stdlib-c
         "stdlib-meta", "stdlib-tensor-containers")
 N_MIX = 600
 N_FAMILY = 150
-MUTANT, CONSTRUCT, CASES = "partial-keyword-precedence", "stdlib-functools", 150
+# a seed-0 campaign of the family first finds the mutant at case 21 (bench: 100 and 150 cases find it, and
+# with stdlib-functools off 100 and 150 cases save no finding at all)
+MUTANT, CONSTRUCT, CASES = "partial-keyword-precedence", "stdlib-functools", 60
 
 
 @lru_cache(maxsize=1)
@@ -95,8 +97,8 @@ CONSTRUCT_NAMES = {
                              "operator.add", "operator.itemgetter", "operator.getitem", "operator.methodcaller",
                              "operator.neg", "operator.attrgetter", "operator.setitem", "math.isqrt"},
     "stdlib-dataclass": {"dataclasses.dataclass", "NamedTuple"},
-    "stdlib-enum-str": {"enum.Enum", "enum.IntEnum", "enum.Flag", "enum.IntFlag", ".join", ".split", ".format", ".upper", ".replace",
-                        ".startswith"},
+    "stdlib-enum-str": {"enum.Enum", "enum.IntEnum", "enum.Flag", "enum.IntFlag", ".join", ".split", ".format",
+                        ".upper", ".replace", ".startswith"},
     "stdlib-pytree": {"pytree.tree_leaves"},
     "stdlib-tensor-containers": {"sum", "functools.reduce", "max", "min", "torch.stack", "dict", "list",
                                  "collections.OrderedDict", "collections.deque", "itertools.accumulate",
