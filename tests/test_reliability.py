@@ -394,3 +394,17 @@ def test_a_worker_is_recycled_between_cases_and_no_case_is_lost():
     assert results == ["done"] * 7
     assert pool.recycled == 2
     assert len(set(pids)) == 3 and pids[:3] == [pids[0]] * 3 and pids[3:6] == [pids[3]] * 3
+
+
+@pytest.mark.slow
+def test_a_program_that_prints_never_reaches_the_campaign_terminal(tmp_path, capfd):
+    """The triage worker re-runs programs while minimizing; their prints (a syntax-family `print(...)`) went
+    to the campaign's stdout. They belong in OUT/workers/, like the case workers' output."""
+    printing = _OK.replace("    return x.sin() + 1", "    print('PRINTED-BY-THE-PROGRAM')\n    return x.sin() + 1")
+    summary, out = _campaign(tmp_path, [printing], workers=1, compiler="perturb-output", minimize_budget=10.0,
+                             triage_grace=120.0)
+    captured = capfd.readouterr()
+    assert summary["findings"] >= 1
+    assert "PRINTED-BY-THE-PROGRAM" not in captured.out + captured.err
+    logs = {p.name: p.read_text() for p in (out / "workers").glob("*.log")}
+    assert "triage0.log" in logs and "PRINTED-BY-THE-PROGRAM" in logs["triage0.log"]

@@ -41,6 +41,7 @@ def confine(memory: int | None, log: str | None) -> None:
         os.dup2(fd, 1)
         os.dup2(fd, 2)
         os.close(fd)
+        sys.stdout.reconfigure(line_buffering=True)  # a worker killed at the end or by a crash loses no line
     faulthandler.enable(file=sys.stderr, all_threads=False)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent handles it
     try:

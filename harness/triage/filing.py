@@ -72,7 +72,7 @@ class BucketFiler:
         """Minimize new cheap keys in `lanes` worker processes, `budget` seconds each."""
         from dynfuzz.triage.queue import TriagePool
 
-        self.queue = TriagePool(self.spec, budget, lanes)
+        self.queue = TriagePool(self.spec, budget, lanes, log_dir=self.dir.parent / "workers")
 
     # ---- filing ----
     def file(self, case: Case, f: Finding, u: Any, seconds: float) -> bool:

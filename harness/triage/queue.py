@@ -73,7 +73,13 @@ def triage_one(case: Case, finding: Finding, spec: CompileSpec, budget: float,
     return Triaged(m.case, m.finding, explanation, text, verdict, time.monotonic() - start)
 
 
-def _worker_main(conn: Connection, spec: CompileSpec, budget: float) -> None:
+def _worker_main(conn: Connection, spec: CompileSpec, budget: float, log: str | None = None) -> None:
+    """Triage jobs until told to stop. Minimizing re-runs the program, whose prints (and torch's own
+    output) go to `log`, never to the campaign's terminal."""
+    if log is not None:
+        from dynfuzz.run.isolation import confine
+
+        confine(None, log)
     while True:
         job = conn.recv()
         if job is None:
@@ -88,8 +94,8 @@ def _worker_main(conn: Connection, spec: CompileSpec, budget: float) -> None:
 class TriageQueue:
     """Jobs in, results out, one worker process; it is started on the first job."""
 
-    def __init__(self, spec: CompileSpec, budget: float) -> None:
-        self.spec, self.budget = spec, budget
+    def __init__(self, spec: CompileSpec, budget: float, log: str | None = None) -> None:
+        self.spec, self.budget, self.log = spec, budget, log
         self.ctx = mp.get_context("spawn")
         self.process: Any = None
         self.conn: Connection | None = None
@@ -105,8 +111,8 @@ class TriageQueue:
 
     def _start(self) -> None:
         parent, child = self.ctx.Pipe()
-        self.process = self.ctx.Process(target=_worker_main, args=(child, self.spec, self.budget), daemon=True,
-                                        name="dynfuzz-triage")
+        self.process = self.ctx.Process(target=_worker_main, args=(child, self.spec, self.budget, self.log),
+                                        daemon=True, name="dynfuzz-triage")
         self.process.start()
         child.close()
         self.conn = parent
@@ -181,8 +187,11 @@ class TriagePool:
     minimizer explains them (a 16-core run files dozens a minute, at up to a minute each).
     A job goes to the lane with the fewest jobs; results and leftovers are gathered from all lanes."""
 
-    def __init__(self, spec: CompileSpec, budget: float, lanes: int = 1) -> None:
-        self.lanes = [TriageQueue(spec, budget) for _ in range(max(1, lanes))]
+    def __init__(self, spec: CompileSpec, budget: float, lanes: int = 1, log_dir: Path | None = None) -> None:
+        if log_dir is not None:
+            log_dir.mkdir(parents=True, exist_ok=True)
+        self.lanes = [TriageQueue(spec, budget, None if log_dir is None else str(log_dir / f"triage{i}.log"))
+                      for i in range(max(1, lanes))]
 
     def __len__(self) -> int:
         return sum(len(lane) for lane in self.lanes)
