@@ -224,7 +224,7 @@ def _number_methods(c: Ctx) -> Snip:
     (r,) = c.names("nb")
     d = c.dim()
     form = c.choose((f"({d} + 5).bit_length() + (2.5).as_integer_ratio()[1] + int((4.0).is_integer()) + "
-                     f"int.from_bytes(bytes([1, {d}]), 'big') % 7",
+                     f"int.from_bytes(b'\\x01\\x02', 'big') % 7",
                      f"abs(complex(3, {d})) + (1 + 2j).imag + (7).conjugate() + divmod(-7, 2)[0]",
                      f"int(float({d}).hex() == float({d}).hex()) + (-{d}).__abs__() + int({d}).__index__() + "
                      f"(3).__add__({d}) + float.fromhex('0x1p1')",
