@@ -408,3 +408,22 @@ def test_a_program_that_prints_never_reaches_the_campaign_terminal(tmp_path, cap
     assert "PRINTED-BY-THE-PROGRAM" not in captured.out + captured.err
     logs = {p.name: p.read_text() for p in (out / "workers").glob("*.log")}
     assert "triage0.log" in logs and "PRINTED-BY-THE-PROGRAM" in logs["triage0.log"]
+
+
+def test_a_run_that_leaves_grad_mode_off_does_not_leak_into_the_next_one():
+    """A worker runs thousands of cases in one process: grad mode or the default dtype left changed by one
+    program (or by a torch bug) must not change how the next program runs."""
+    import torch
+    from dynfuzz.run.execute import observe
+
+    leaky = textwrap.dedent("""
+        import torch
+        def f(x):
+            torch.set_grad_enabled(False)
+            torch.set_default_dtype(torch.float64)
+            return x + 1
+        def inputs(device, call=0):
+            return (torch.linspace(-1, 1, 4, device=device),)
+    """)
+    observe(leaky, "f", "cpu", None, "eager")
+    assert torch.is_grad_enabled() and torch.get_default_dtype() == torch.float32

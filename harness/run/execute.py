@@ -99,10 +99,27 @@ def observe(source: str, entry: str, device: str, compiler: Compiler | None, mod
         obs.setup_error = exc_info(e)
         return obs
     try:
-        _run_plan(ns, entry, device, compiler, obs, keep_live)
+        with _global_torch_state_restored():
+            _run_plan(ns, entry, device, compiler, obs, keep_live)
     finally:
         linecache.cache.pop(filename, None)
     return obs
+
+
+@contextmanager
+def _global_torch_state_restored() -> Iterator[None]:
+    """Grad mode and the default dtype as they were before the run. A program (or a torch bug: a grad-mode
+    object entered across a graph break, corpus/set_grad_enabled_object_across_graph_break_leaks.py) can
+    leave them changed, and a worker runs thousands of cases: the next run, eager or compiled, must start
+    from the same state."""
+    import torch
+
+    grad, dtype = torch.is_grad_enabled(), torch.get_default_dtype()
+    try:
+        yield
+    finally:
+        torch.set_grad_enabled(grad)
+        torch.set_default_dtype(dtype)
 
 
 @contextmanager
