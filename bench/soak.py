@@ -32,8 +32,12 @@ def _rss(proc: psutil.Process) -> tuple[int, int]:
     return parent, max(kids, default=0)
 
 
+WARM_UP = 12  # samples (2 minutes) left out of memory growth: workers importing torch and compiling their first cases
+
+
 def _growth(series: list[int]) -> float:
-    """Relative growth of the mean of the last quarter over the first quarter of a series."""
+    """Relative growth of the mean of the last quarter over the first quarter of a series (after WARM_UP)."""
+    series = series[WARM_UP:] if len(series) > 4 * WARM_UP else series
     q = max(len(series) // 4, 1)
     first, last = statistics.mean(series[:q]), statistics.mean(series[-q:])
     return round(last / first - 1, 4) if first else 0.0
