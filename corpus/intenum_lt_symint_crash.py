@@ -9,7 +9,7 @@ Status open: not yet searched upstream.
 torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed."""
 DYNFUZZ = {'oracle': 'exceptions',
  'kind': 'crash',
- 'signature': '409708ff9d8a',
+ 'signature': '6c87f6443102',
  'title': '[exceptions/crash] IntEnum member < SymInt: InternalTorchDynamoError in _comparison_with_symnode',
  'tags': ['stdlib', 'stdlib-enum-str'],
  'torch': '2.13.0+cpu',

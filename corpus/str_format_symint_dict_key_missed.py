@@ -9,7 +9,7 @@ Status open: not yet searched upstream.
 torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed."""
 DYNFUZZ = {'oracle': 'outputs',
  'kind': 'miscompile',
- 'signature': '409708ff9d8a',
+ 'signature': '8a7663680d45',
  'title': '[outputs/miscompile] dict.get(str.format(dynamic int)) returns the default',
  'tags': ['stdlib', 'stdlib-enum-str'],
  'torch': '2.13.0+cpu',
