@@ -71,6 +71,8 @@ def func_vmap(draw, b: Builder) -> None:
     """`torch.func.vmap` of a per-row function: plain, with in_dims (a broadcast operand), out_dims=1,
     nested, or over a closure reading a tensor of the frame."""
     t, var, _ = operand(draw, b, vector=True)
+    if not var.shape or 0 in var.shape:
+        return  # an empty tensor (a zero-length view another fragment made) has no rows to map over
     rows = f"torch.tanh({t}).reshape(-1, {var.shape[-1]})"
     n_rows = var.numel // var.shape[-1]
     w = b.fresh("vw")

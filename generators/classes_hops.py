@@ -18,6 +18,8 @@ def control_hop(draw, b: Builder) -> None:
     """One of torch.while_loop (a counter and a carried tensor), scan over rows with a carry,
     associative_scan (cumulative sum along dim 0) or map over rows with an extra operand."""
     t, var, _ = operand(draw, b, vector=True)
+    if not var.shape or 0 in var.shape:
+        return  # an empty tensor (a zero-length view another fragment made) has no rows to loop over
     rows = f"torch.tanh({t}).reshape(-1, {var.shape[-1]})"
     shape = (var.numel // var.shape[-1], var.shape[-1])
     kind = choose(draw, ("while-loop", "scan", "associative-scan", "map"))
