@@ -120,7 +120,7 @@ class Interpreter(Statements, Expressions, Scopes):
             self.observer.graph_break(f"call to {fn.__name__}", line)
         if fn is range:
             self.observer.loop_count(raw_args, line)
-        if fn is len and len(args) == 1:
+        if fn is len and len(args) == 1 and isinstance(args[0], torch.Tensor):  # len(t.shape) is t.ndim
             sym = self.observer.sym_sizes(args[0])
             if sym:
                 return sym[0]

@@ -235,3 +235,17 @@ def test_selfcheck_on_generated_cases_agrees():
     assert result["disagree"] == 0, result["problems"]
     assert result["unsupported"] <= 1, result["unsupported_constructs"]
     assert result["agree"] >= 39
+
+
+def test_len_of_a_shape_is_the_number_of_dimensions():
+    """`len(t)` is t's first size, but `len(t.shape)` is its number of dimensions: the interpreter gave the
+    first size for both (selfcheck seed 11000051, a stdlib-family program reading len(y.shape))."""
+    source = textwrap.dedent("""
+        import torch
+        def f(y):
+            return (torch.tensor(float(len(y.shape))), torch.tensor(float(len(y))))
+        def inputs(device, call=0):
+            return (torch.linspace(-0.5, 1.5, 3, device=device),)
+    """)
+    out = trace_case(Case(source, seed=0)).calls[0].output
+    assert [float(t) for t in out] == [1.0, 3.0]
