@@ -62,6 +62,9 @@ def _process_state_is_restored():
 
     saved = torch._dynamo.config.get_config_copy()
     saved_print = builtins.print  # ray.init() replaces print in its driver process (log deduplication)
+    grad, dtype = torch.is_grad_enabled(), torch.get_default_dtype()  # a program run directly may change them
     yield
     restore_dynamo_config(saved)
     builtins.print = saved_print
+    torch.set_grad_enabled(grad)
+    torch.set_default_dtype(dtype)
