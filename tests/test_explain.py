@@ -95,7 +95,8 @@ def test_campaign_files_by_bucket_and_marks_unminimized(tmp_path):
     assert summary["unique"] >= summary["bugs"], "`unique` still counts signatures"
     for b in summary["buckets"]:
         assert b["status"] == "unminimized" and b["key"].startswith((f"{b['oracle']}/wrong-value: ",
-                                                                     f"{b['oracle']}/wrong-effect: "))
+                                                                     f"{b['oracle']}/wrong-effect: ",
+                                                                     f"{b['oracle']}/lost-effect: "))
         assert set(b) >= {"id", "key", "cause", "oracle", "count", "first_seen_seconds", "repro", "status"}
         folder = out / "findings" / b["folder"].rsplit("/", 1)[-1]
         assert (folder / "repro.py").is_file() and (folder / "report.md").is_file()
