@@ -196,7 +196,7 @@ def nn_functional(draw, b: Builder) -> None:
     for _ in range(integer(draw, 1, 3)):
         text, _ = choose(draw, FUNCTIONAL)
         expr = "torch.tanh(" + text.replace("$x", f"({expr})").replace("$n", str(var.shape[-1])) + ")"
-    if boolean(draw):
+    if var.shape[-1] and boolean(draw):  # rows of a tensor with no columns: no class to aim at
         rows = f"torch.tanh({t}).reshape(-1, {var.shape[-1]})"
         target = f"torch.zeros({var.numel // var.shape[-1]}, dtype=torch.long, device={t}.device)"
         expr = f"{expr} + F.cross_entropy({rows}, {target}) * 0.25"

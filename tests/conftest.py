@@ -1,8 +1,10 @@
 """Shared fixtures: compile specs, a judge helper that runs a program text, torch log quieting."""
 from __future__ import annotations
 
+import atexit
 import builtins
 import os
+import shutil
 import tempfile
 import textwrap
 
@@ -20,7 +22,9 @@ quiet_torch_logs()
 # defaults to a throw-away example database instead of .hypothesis/examples.
 settings.register_profile("dynfuzz-tests", database=None)
 settings.load_profile("dynfuzz-tests")
-os.environ.setdefault("DYNFUZZ_DB", tempfile.mkdtemp(prefix="dynfuzz-test-db-"))
+if "DYNFUZZ_DB" not in os.environ:
+    os.environ["DYNFUZZ_DB"] = tempfile.mkdtemp(prefix="dynfuzz-test-db-")
+    atexit.register(shutil.rmtree, os.environ["DYNFUZZ_DB"], ignore_errors=True)  # the process that made it
 
 
 def run_source(source: str, compiler: str = "torch", backend: str = "eager", fullgraph: bool = False,
@@ -37,8 +41,6 @@ def judge_source():
 
 
 def pytest_collection_modifyitems(config, items):
-    import shutil
-
     for item in items:
         for mark in item.iter_markers("requires"):
             missing = [p for p in mark.args if shutil.which(p) is None]

@@ -134,3 +134,11 @@ def test_a_short_campaign_finds_the_mutant_and_not_without_the_construct(tmp_pat
     found = _mutant_findings(_campaign(tmp_path / "on"))
     assert found and all(CONSTRUCT in read_program(p).meta["tags"] for p in found)
     assert not _mutant_findings(_campaign(tmp_path / "off", CONSTRUCT))
+
+
+def test_a_functional_loss_over_a_tensor_without_columns_is_not_drawn():
+    """Seed 2323 of the default mix (a one-hour soak): nn-functional drew a cross-entropy target for a tensor
+    whose last size is 0 and divided by it (ZeroDivisionError, a harness error)."""
+    case = draw_case(2323)
+    assert "nn-functional" in case.tags and "cross_entropy" not in case.source
+    assert intended(case, observe(case.source, case.entry, "cpu", None, "eager"))

@@ -87,6 +87,27 @@ def test_queue_minimizes_in_a_worker_and_drain_respects_its_deadline():
 
 
 @pytest.mark.slow
+def test_the_triage_worker_is_recycled_between_jobs_and_no_job_is_lost(monkeypatch):
+    """The minimizer process grows like a case worker (900 MB after 11 minutes of a soak): after RECYCLE_JOBS
+    jobs it is replaced between jobs, and every job still reports."""
+    import dynfuzz.triage.queue as queue_module
+
+    monkeypatch.setattr(queue_module, "RECYCLE_JOBS", 2)
+    case, f, spec = _finding(TWO_EFFECTS, "drop-set-arg-mutation")
+    queue = TriageQueue(spec, budget=1.0)
+    pids, results = [], []
+    for ident in ("a", "b", "c", "d"):
+        queue.submit(ident, case, f)
+        pids.append(queue.process.pid)
+        while not (done := queue.poll(wait=1.0)):
+            pass
+        results += [(i, status) for i, status, _ in done]
+    queue.close()
+    assert results == [(i, "done") for i in "abcd"]
+    assert queue.recycled == 1 and pids[0] == pids[1] != pids[2] == pids[3]
+
+
+@pytest.mark.slow
 def test_campaign_files_by_bucket_and_marks_unminimized(tmp_path):
     out = tmp_path / "out"
     summary = Campaign(CampaignConfig(budget=120, out=out, workers=1, max_cases=6, progress=False,

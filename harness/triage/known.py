@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,7 @@ from dynfuzz.errors import UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_PATH = ROOT / "corpus" / "known_issues.toml"
+_WARNED: list[Path] = []
 _LAYER = re.compile(r" @[\w.-]+$")
 FIELDS = ("key", "signature", "title", "upstream", "note", "corpus", "torch")
 HEADER = """\
@@ -66,8 +68,12 @@ class KnownIssues:
 
     @classmethod
     def load(cls, path: Path | None = None) -> KnownIssues:
-        path = DEFAULT_PATH if path is None else Path(path)
+        default, path = path is None, DEFAULT_PATH if path is None else Path(path)
         if not path.exists():
+            if default and not _WARNED:  # a non-editable install leaves corpus/ behind: say so, once
+                _WARNED.append(path)
+                print(f"dynfuzz: no known-issues file at {path} (install with `pip install -e`, or pass --known); "
+                      "every bug counts as new", file=sys.stderr)
             return cls(path=path)
         try:
             data = tomllib.loads(path.read_text())

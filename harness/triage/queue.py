@@ -26,6 +26,10 @@ from dynfuzz.triage.explain import Explanation
 
 GRACE_SECONDS = 180.0  # beyond the budget: explanation and one repro run, before a job counts as hung
 VERIFY_TIMEOUT = 120.0
+# The triage worker compiles hundreds of variants per job and grows like a case worker (Note [Workers are
+# recycled], run/workers.py): a one-hour soak saw it at 900 MB after 11 minutes. Between jobs it is replaced
+# after RECYCLE_JOBS jobs, or once its RSS passes RECYCLE_RSS_GROWTH times what it was after its first job.
+RECYCLE_JOBS = 25
 
 
 @dataclass
@@ -101,6 +105,9 @@ class TriageQueue:
         self.conn: Connection | None = None
         self.waiting: list[tuple[str, Case, Finding, dict]] = []
         self.current: tuple[str, float] | None = None  # (ident, started)
+        self.jobs = 0  # jobs the current worker process has finished
+        self.baseline_rss: int | None = None  # its RSS after its first job, bytes
+        self.recycled = 0
 
     def __len__(self) -> int:
         return len(self.waiting) + (self.current is not None)
@@ -110,6 +117,7 @@ class TriageQueue:
         self._feed()
 
     def _start(self) -> None:
+        self.jobs, self.baseline_rss = 0, None
         parent, child = self.ctx.Pipe()
         self.process = self.ctx.Process(target=_worker_main, args=(child, self.spec, self.budget, self.log),
                                         daemon=True, name="dynfuzz-triage")
@@ -126,8 +134,24 @@ class TriageQueue:
             self.conn.close()
         self.process = self.conn = None
 
+    def _worn_out(self) -> bool:
+        from dynfuzz.run.workers import RECYCLE_RSS_GROWTH, resident_bytes
+
+        if self.process is None or not self.process.is_alive() or self.jobs == 0:
+            return False
+        if self.jobs >= RECYCLE_JOBS:
+            return True
+        rss = resident_bytes(self.process.pid)
+        if self.baseline_rss is None:
+            self.baseline_rss = rss
+            return False
+        return rss is not None and rss > RECYCLE_RSS_GROWTH * self.baseline_rss
+
     def _feed(self) -> None:
         if self.current is None and self.waiting:
+            if self._worn_out():
+                self.close()
+                self.recycled += 1
             if self.process is None or not self.process.is_alive():
                 self._stop()
                 self._start()
@@ -150,6 +174,7 @@ class TriageQueue:
             status, ident, payload = message
             out.append((ident, status, payload))
             self.current = None
+            self.jobs += 1
         elif ready or not self.process.is_alive():
             out.append((ident, "error", f"the triage worker died (exit code {self.process.exitcode})"))
             self.current = None
@@ -220,6 +245,10 @@ class TriagePool:
     def close(self) -> None:
         for lane in self.lanes:
             lane.close()
+
+    @property
+    def recycled(self) -> int:
+        return sum(lane.recycled for lane in self.lanes)
 
 
 def triage_lanes(workers: int) -> int:
