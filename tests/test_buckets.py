@@ -125,6 +125,24 @@ def test_different_constructs_get_different_keys():
                     "effects/lost-effect: set-subclass global .update"}
 
 
+def test_one_bug_written_two_ways_gets_one_key():
+    """A one-hour soak filed two known bugs again under new keys: a hook handle removed through a temporary
+    (`x.register_hook(h).remove()`) rather than a local, and dynamic shapes asked for through
+    DYNAMO_CONFIG's assume_static_by_default=False rather than dynamic=True. Dynamo treats each pair alike."""
+    crash = finding("exceptions", "crash", "m", "k", details={"error": "AssertionError",
+                                                            "frame": "torch/_dynamo/variables/user_defined.py:f"})
+    local = "import torch\ndef f(a):\n    h = (a * 0).register_hook(lambda b: b)\n    h.remove()\n" \
+            "def inputs(device, call=0):\n    return (torch.zeros(2).requires_grad_(),)\n"
+    temporary = "import torch\ndef f(a):\n    (a * 0).register_hook(lambda b: b).remove()\n" \
+                "def inputs(device, call=0):\n    return (torch.zeros(2).requires_grad_(),)\n"
+    assert cheap_explanation(Case(local), crash).key == cheap_explanation(Case(temporary), crash).key
+    dynamic = "import torch\ndef f(x):\n    return x.sum()\ndef inputs(device, call=0):\n    return (torch.ones(2),)\n"
+    names = [{c.name for c in classify(dynamic + extra) if c.role == "setting"}
+             for extra in ("COMPILE_OPTIONS = {'dynamic': True}\n",
+                           "DYNAMO_CONFIG = {'assume_static_by_default': False}\n")]
+    assert names == [{"dynamic=True"}, {"dynamic=True"}]
+
+
 def test_ablation_removes_exactly_the_construct():
     (construct,) = [c for c in classify(SET_UPDATE) if c.name == "set-subclass argument .update"]
     ablated = construct.ablate(SET_UPDATE)

@@ -20,6 +20,9 @@ from dynfuzz.triage.ablate import SETTING_NAMES, Construct, function, statements
 
 CONTAINERS = {"set", "frozenset", "list", "dict", "tuple", "bytearray", "deque", "defaultdict", "OrderedDict",
               "Counter"}
+# Settings that make Dynamo do the same thing carry one name in keys: torch.compile(dynamic=True) is
+# assume_static_by_default=False (soak: one sum(out=) bug filed under both).
+SAME_SETTING = {"config.assume_static_by_default=False": "dynamic=True"}
 METADATA_INPLACE = {"t_", "transpose_", "resize_", "resize_as_", "squeeze_", "unsqueeze_", "as_strided_", "set_",
                     "swapdims_", "swapaxes_", "requires_grad_", "detach_"}
 PLAN_FUNCTIONS = ("inputs", "between")
@@ -193,7 +196,8 @@ class Classifier:
                 prefix = "config." if node.targets[0].id == "DYNAMO_CONFIG" else ""
                 for k, v in zip(node.value.keys, node.value.values):
                     if isinstance(k, ast.Constant):
-                        add(Construct(f"{prefix}{k.value}={ast.unparse(v)}", 30, "setting", setting=k.value))
+                        name = f"{prefix}{k.value}={ast.unparse(v)}"
+                        add(Construct(SAME_SETTING.get(name, name), 30, "setting", setting=k.value))
             elif isinstance(node, ast.Assign) and (_dotted(node.targets[0]) or "").startswith("torch._dynamo.config."):
                 name = _dotted(node.targets[0]).rsplit(".", 1)[-1]
                 add(Construct(f"config.{name}={ast.unparse(node.value)}", 30, "setting", (self.slot[id(node)],)))
@@ -282,7 +286,7 @@ class Classifier:
         if isinstance(node, ast.Call) and _dotted(node.func) in self.classes:
             return "new", self.classes[_dotted(node.func)]
         kind = self.kind(node, scope)
-        return "expression", kind or "value"
+        return "local", kind or "value"  # a temporary made in the frame is a local to Dynamo: one bucket
 
     def _call(self, node: ast.Call, scope):
         name = _dotted(node.func) or ""
