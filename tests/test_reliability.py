@@ -427,3 +427,26 @@ def test_a_run_that_leaves_grad_mode_off_does_not_leak_into_the_next_one():
     """)
     observe(leaky, "f", "cpu", None, "eager")
     assert torch.is_grad_enabled() and torch.get_default_dtype() == torch.float32
+
+
+def test_a_torch_function_mode_left_active_does_not_intercept_the_next_case():
+    """A mode entered and never exited intercepted every later case of its worker in a one-hour soak (40
+    findings that did not reproduce); the run pops it, and says how many it popped."""
+    import torch
+    from dynfuzz.run.execute import observe
+
+    leaky = textwrap.dedent("""
+        import torch
+        class Mode(torch.overrides.TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                return func(*args, **(kwargs or {}))
+        def f(x):
+            Mode().__enter__()
+            return x + 1
+        def inputs(device, call=0):
+            return (torch.linspace(-1, 1, 4, device=device),)
+    """)
+    depth = torch._C._len_torch_function_stack()
+    obs = observe(leaky, "f", "cpu", None, "eager")
+    assert torch._C._len_torch_function_stack() == depth
+    assert obs.extra["leaked_function_modes"] == 2  # entered once per call of the plan

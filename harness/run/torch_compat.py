@@ -108,3 +108,28 @@ def forget_imported_module(name: str) -> None:
     for mod_name, module in list(sys.modules.items()):
         if mod_name.startswith("torch._higher_order_ops.") and module is not None:
             vars(module).pop(f"__import_{name}", None)
+
+
+def pop_function_modes(depth: int) -> int:
+    """Pop torch-function modes above `depth` off the mode stack; returns how many were popped. A program's
+    `with Mode():` (or a torch bug) may leave one active, and it would then intercept every later case's
+    torch calls in that worker. Returns 0 (and notes it) where the release lacks the stack API."""
+    import torch
+
+    length = getattr(torch._C, "_len_torch_function_stack", None)
+    pop = getattr(torch._C, "_pop_torch_function_stack", None)
+    if length is None or pop is None:
+        note("restoring the torch-function mode stack between cases", "torch._C._len_torch_function_stack")
+        return 0
+    popped = 0
+    while length() > depth:
+        pop()
+        popped += 1
+    return popped
+
+
+def function_mode_depth() -> int:
+    import torch
+
+    length = getattr(torch._C, "_len_torch_function_stack", None)
+    return length() if length is not None else 0
