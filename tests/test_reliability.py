@@ -450,3 +450,44 @@ def test_a_torch_function_mode_left_active_does_not_intercept_the_next_case():
     obs = observe(leaky, "f", "cpu", None, "eager")
     assert torch._C._len_torch_function_stack() == depth
     assert obs.extra["leaked_function_modes"] == 2  # entered once per call of the plan
+
+
+def test_the_faster_stack_capture_returns_dynamos_stack_frame_for_frame():
+    """torch_compat.cache_stack_positions swaps Dynamo's graph-break stack capture for one that caches column
+    tables; it must return the same frames with the same positions (the caller's own line aside)."""
+    import torch._dynamo.exc as exc
+    from dynfuzz.run import torch_compat
+
+    original = getattr(exc, "_extract_stack_with_positions", None)
+    if original is None or original is torch_compat.stack_with_positions:
+        pytest.skip("this torch has no _extract_stack_with_positions of its own here")
+
+    def frames(stack):
+        return [(f.filename, f.lineno, f.name, getattr(f, "colno", None), getattr(f, "end_colno", None))
+                for f in stack]
+
+    def capture(fn):
+        return fn()
+
+    # one call site for all three, so that every frame, the test's own included, is at the same position
+    theirs, ours, again = [capture(fn) for fn in (original, torch_compat.stack_with_positions,
+                                                  torch_compat.stack_with_positions)]  # again: from the cache
+    assert frames(ours)[:-1] == frames(theirs)[:-1] == frames(again)[:-1] and len(ours) > 5
+    assert frames(ours)[-1][:3] == frames(theirs)[-1][:3]
+
+
+def test_guard_latency_timing_is_off_and_dynamo_still_guards():
+    """skip_guard_latency_profiling only drops a log metric: a compiled function still recompiles when a
+    guard fails and reuses its code when guards pass."""
+    import torch
+    import torch._dynamo.guards as guards
+    import torch._dynamo.testing
+    from dynfuzz.run import torch_compat
+
+    torch_compat.skip_guard_latency_profiling()
+    assert guards.profile_guard_manager is torch_compat._no_guard_latency
+    torch._dynamo.reset()
+    counter = torch._dynamo.testing.CompileCounter()
+    fn = torch.compile(lambda x, n: x * n, backend=counter)
+    results = [fn(torch.ones(2), n).tolist() for n in (2, 2, 3)]
+    assert results == [[2.0, 2.0], [2.0, 2.0], [3.0, 3.0]] and counter.frame_count == 2

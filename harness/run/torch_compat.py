@@ -105,9 +105,76 @@ def forget_imported_module(name: str) -> None:
         cached.cache_clear()
     # Every higher-order op whose eager implementation compiles the user's function (cond, while_loop, map,
     # scan...) leaves the alias in its own module's globals.
-    for mod_name, module in list(sys.modules.items()):
-        if mod_name.startswith("torch._higher_order_ops.") and module is not None:
-            vars(module).pop(f"__import_{name}", None)
+    for module in _hop_modules():
+        vars(module).pop(f"__import_{name}", None)
+
+
+_hops: tuple[int, list[Any]] = (-1, [])
+
+
+def _hop_modules() -> list[Any]:
+    """The loaded torch._higher_order_ops.* modules; sys.modules is scanned again only when it grew (the
+    scan took 4 ms a case)."""
+    global _hops
+    if _hops[0] != len(sys.modules):
+        found = [m for n, m in list(sys.modules.items()) if n.startswith("torch._higher_order_ops.") and m is not None]
+        _hops = (len(sys.modules), found)
+    return _hops[1]
+
+
+def skip_guard_latency_profiling() -> None:
+    """Stop Dynamo from timing each new guard set. After building guards it flushes the CPU cache and runs
+    them once (`torch._dynamo.guards.profile_guard_manager`) only to log the latency: 13% of the time of a
+    default-mix case on torch 2.13. Nothing else reads the figure, so what Dynamo compiles is unchanged.
+    Housekeeping: a release without that call has nothing to skip."""
+    import torch._dynamo.guards as guards
+
+    if hasattr(guards, "profile_guard_manager"):
+        guards.profile_guard_manager = _no_guard_latency
+
+
+def _no_guard_latency(*args: Any, **kwargs: Any) -> float:
+    return 0.0
+
+
+def cache_stack_positions() -> None:
+    """Make Dynamo's capture of the Python stack at each graph break (`torch._dynamo.exc.
+    _extract_stack_with_positions`, for the graph-break log it always writes) reuse each code object's
+    column table instead of rebuilding it for every frame: 8% of the time of a default-mix case on torch
+    2.13. The stack it returns is the same, frame for frame (tested against the original). A release
+    without that function has nothing to speed up."""
+    import torch._dynamo.exc as exc
+
+    if getattr(exc, "_extract_stack_with_positions", None) is not None:
+        exc._extract_stack_with_positions = stack_with_positions
+
+
+_positions: dict[int, tuple[Any, list]] = {}
+
+
+def stack_with_positions() -> Any:
+    """The caller's stack as a StackSummary with column positions, as Dynamo builds it, with each code
+    object's positions computed once (keyed by id, the code object kept alive beside them)."""
+    from traceback import FrameSummary, StackSummary
+
+    stack = StackSummary()
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        kwargs: dict[str, Any] = {}
+        if sys.version_info >= (3, 11) and frame.f_lasti >= 0:
+            entry = _positions.get(id(code))
+            if entry is None or entry[0] is not code:
+                if len(_positions) > 4096:
+                    _positions.clear()
+                entry = _positions[id(code)] = (code, list(code.co_positions()))
+            positions, idx = entry[1], frame.f_lasti // 2
+            if idx < len(positions):
+                _, _, kwargs["colno"], kwargs["end_colno"] = positions[idx]
+        stack.append(FrameSummary(code.co_filename, frame.f_lineno, code.co_name, lookup_line=False, **kwargs))
+        frame = frame.f_back
+    stack.reverse()
+    return stack
 
 
 def pop_function_modes(depth: int) -> int:
