@@ -11,6 +11,8 @@ family's share of draws and of time: the figures to weigh a new construct's weig
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import sys
 import time
 from collections import Counter
@@ -70,7 +72,8 @@ def main() -> int:
     for i in range(args.cases):
         t = time.perf_counter()
         case, picked = draw_recording(case_seed(args.seed, i), families)
-        judge(case, compiler, spec)
+        with contextlib.redirect_stdout(io.StringIO()):  # programs print; the figures go to stdout
+            judge(case, compiler, spec)
         seconds.append(time.perf_counter() - t)
         rows.append(Counter(picked))
     total = time.perf_counter() - start
