@@ -148,3 +148,13 @@ def test_ablation_removes_exactly_the_construct():
     ablated = construct.ablate(SET_UPDATE)
     assert ".update" not in ablated and "return x + len(tags)" in ablated
     compile(ablated, "<ablated>", "exec")
+
+
+def test_a_walrus_in_a_comprehension_is_named_when_nothing_more_specific_is():
+    """A fullgraph refusal of `[c for i in range(0) if (c := i) > 0]` was keyed `tensor ops` (nothing named),
+    a key that would match any unnamed refusal; the walrus is named, ranked after every specific construct."""
+    plain = "import torch\ndef f():\n    a = [c for i in range(0) if (c := i) > 0]\n" \
+            "def inputs(device, call=0):\n    return ()\n"
+    assert classify(plain)[0].name == "walrus in a comprehension"
+    with_call = plain.replace("    a = [", "    L.append(1)\n    a = [").replace("def f", "L = []\ndef f")
+    assert classify(with_call)[0].name == "list global .append"

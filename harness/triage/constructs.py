@@ -26,6 +26,7 @@ SAME_SETTING = {"config.assume_static_by_default=False": "dynamic=True"}
 METADATA_INPLACE = {"t_", "transpose_", "resize_", "resize_as_", "squeeze_", "unsqueeze_", "as_strided_", "set_",
                     "swapdims_", "swapaxes_", "requires_grad_", "detach_"}
 PLAN_FUNCTIONS = ("inputs", "between")
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 SCALARS = ("tensor", "float", "int", "bool", "scalar-from-item")
 
 
@@ -262,6 +263,8 @@ class Classifier:
         for node in _expressions(stmt):
             if isinstance(node, ast.Call):
                 yield from self._call(node, scope)
+            elif isinstance(node, _COMPREHENSIONS) and any(isinstance(n, ast.NamedExpr) for n in ast.walk(node)):
+                yield "walrus in a comprehension", 7  # binds a cell of the enclosing frame; named only as a last resort
 
     def _write(self, target: ast.expr, scope, op: str, value: ast.expr | None = None):
         if isinstance(target, ast.Name):
