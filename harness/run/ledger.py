@@ -255,7 +255,7 @@ class Ledger:
             "stopped_by": getattr(self, "stopped_by", None),  # SIGTERM/SIGINT: ended early, results kept
             "unfinished": getattr(self, "unfinished", 0),  # running at budget end + grace: abandoned, not counted
             "worker_recycles": getattr(self, "worker_recycles", 0),  # Note [Workers are recycled] (run/workers.py)
-            "triage_recycles": self.filer.queue.recycled if getattr(self.filer, "queue", None) is not None else 0,
+            "triage_recycles": self.filer.queue.recycled if self.filer.queue is not None else 0,
             "harness_error_records": self.harness_errors.rows,
         }
 

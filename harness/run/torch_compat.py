@@ -183,19 +183,19 @@ def pop_function_modes(depth: int) -> int:
     torch calls in that worker. Returns 0 (and notes it) where the release lacks the stack API."""
     import torch
 
-    length = getattr(torch._C, "_len_torch_function_stack", None)
     pop = getattr(torch._C, "_pop_torch_function_stack", None)
-    if length is None or pop is None:
-        note("restoring the torch-function mode stack between cases", "torch._C._len_torch_function_stack")
+    if pop is None or not hasattr(torch._C, "_len_torch_function_stack"):
+        note("restoring the torch-function mode stack between cases", "torch._C._pop_torch_function_stack")
         return 0
     popped = 0
-    while length() > depth:
+    while function_mode_depth() > depth:
         pop()
         popped += 1
     return popped
 
 
 def function_mode_depth() -> int:
+    """How many torch-function modes are active (0 where the release cannot say)."""
     import torch
 
     length = getattr(torch._C, "_len_torch_function_stack", None)
