@@ -14,6 +14,7 @@ from . import (  # noqa: F401  (registers the fragments)
     stdlib_meta,
     stdlib_seq,
     stdlib_tensors,
+    stdlib_torchapi,
 )
 from .stdlib_common import FAMILY
 
