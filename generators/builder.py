@@ -7,13 +7,14 @@ is what keeps every program valid by construction.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from math import prod
 from typing import TypeVar
 
 from . import ir
+from .choose import choose
 
 T = TypeVar("T")
 
@@ -92,6 +93,13 @@ class Builder:
         self._counters: dict[str, int] = {}
         self._family_state: dict[str, object] = {}
         self.nestable: list = []  # the fragments (of this program's table) that may be drawn in a nested body
+        self.picker: Callable | None = None  # a guided campaign's picker, see `pick`
+
+    def pick(self, draw, options: Sequence[T]) -> T:
+        """One of `options` where a guided campaign may steer the choice too (a stdlib snippet pool, a Dynamo
+        setting): through the campaign's picker when there is one, which records the pick as the very choice
+        `choose` makes, so the program re-draws without it; else `choose`."""
+        return self.picker(draw, options) if self.picker is not None else choose(draw, options)
 
     # ---- names and tags ----
     def fresh(self, prefix: str) -> str:

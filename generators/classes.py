@@ -7,5 +7,14 @@ importing this module registers them.
 """
 from __future__ import annotations
 
-from . import classes_dunder, classes_func, classes_hops, classes_meta, classes_nn, classes_special, classes_user  # noqa: F401  # noqa: F401
+from . import (  # noqa: F401  (registers the fragments)
+    classes_dunder,
+    classes_func,
+    classes_hops,
+    classes_meta,
+    classes_nn,
+    classes_numeric,
+    classes_special,
+    classes_user,
+)
 from .classes_common import FAMILY  # noqa: F401

@@ -10,7 +10,6 @@ torch bug, and each flag walks Dynamo code that the defaults never reach. The ca
 from __future__ import annotations
 
 from .builder import Builder
-from .choose import choose
 from .fragments import fragment
 
 # (tag, torch._dynamo.config settings); "dynamic" is torch.compile's own option, not a config flag.
@@ -34,7 +33,7 @@ def dynamo_config(draw, b: Builder) -> None:
     """Compile this program under one non-default Dynamo setting (first one drawn wins)."""
     if b.dynamo_config.keys() & {k for _, s in SETTINGS for k in s} or "dynamic" in b.compile_options:
         return
-    tag, settings = choose(draw, SETTINGS)
+    tag, settings = b.pick(draw, SETTINGS)
     if tag == "config-dynamic":
         b.compile_options["dynamic"] = True
     b.dynamo_config.update(settings)

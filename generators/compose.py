@@ -55,6 +55,7 @@ def programs(draw, families: tuple[str, ...] = (), max_fragments: int = 4, picke
     featured = [f for f in table if f.family != "basic"] or table
     b = Builder()
     b.nestable = [f for f in table if f.nestable]
+    b.picker = picker
     n_inputs = integer(draw, 1, 2)
     for i in range(n_inputs):
         shape = choose(draw, SHAPES)

@@ -12,6 +12,7 @@ from . import (  # noqa: F401  (registers the fragments)
     stdlib_dicts,
     stdlib_func,
     stdlib_meta,
+    stdlib_objects,
     stdlib_seq,
     stdlib_tensors,
     stdlib_torchapi,

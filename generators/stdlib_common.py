@@ -152,9 +152,9 @@ def fold(draw, b: Builder, value: str, bound: float) -> None:
 def area(draw, b: Builder, pool: Sequence[Snippet], most: int = 3) -> None:
     """Emit one to `most` snippets of `pool` and fold each value into an output (or their sum into one)."""
     ctx = Ctx(draw, b)
-    snips = [choose(draw, pool)(ctx)]
+    snips = [b.pick(draw, pool)(ctx)]
     while len(snips) < most and integer(draw, 0, 2) == 0:
-        snips.append(choose(draw, pool)(ctx))
+        snips.append(b.pick(draw, pool)(ctx))
     for s in snips:
         b.emit(*(ir.Code(line) for line in s.lines))
     if len(snips) > 1 and boolean(draw):

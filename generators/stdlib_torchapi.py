@@ -106,7 +106,7 @@ def _sym_ops(c: Ctx) -> Snip:
 QUERIES = (_global_state, _overrides, _ntuple_math, _dtype_queries, _attributes, _sym_ops)
 
 
-@fragment(FAMILY, FAMILY, "stdlib-torch-api", weight=6)
+@fragment(FAMILY, FAMILY, "stdlib-torch-api", weight=8)
 def stdlib_torch_api(draw, b: Builder) -> None:
     """Global-state, override, dtype and attribute queries and int operators on sizes, folded into outputs."""
     area(draw, b, QUERIES)
@@ -146,7 +146,7 @@ def _numpy_forms(a: str, ndim: int) -> list[tuple[str, float]]:
     return forms
 
 
-@fragment(FAMILY, FAMILY, "stdlib-tensor-dunders", weight=6)
+@fragment(FAMILY, FAMILY, "stdlib-tensor-dunders", weight=8)
 def stdlib_tensor_dunders(draw, b: Builder) -> None:
     """Tensor dunders by name and through `operator`, in-place methods on copies, `new_*`, `type()`, `in`."""
     b.add_import(ir.Import("operator"))
@@ -160,7 +160,7 @@ def stdlib_tensor_dunders(draw, b: Builder) -> None:
         b.returns.append(ir.Name(name))
 
 
-@fragment(FAMILY, FAMILY, "stdlib-numpy", weight=5)
+@fragment(FAMILY, FAMILY, "stdlib-numpy", weight=7)
 def stdlib_numpy(draw, b: Builder) -> None:
     """A tensor round-tripped through NumPy: `x.numpy()`, NumPy functions Dynamo traces as torch ops, and
     `torch.from_numpy` back onto the tensor's device."""

@@ -91,6 +91,10 @@ class Snapshotter:
                 return ("cell", self.walk(v.cell_contents))
             except ValueError:
                 return ("cell", "<empty>")
+        if tname == "ndarray" and hasattr(v, "tolist"):
+            return ("ndarray", str(v.dtype), tuple(v.shape), repr(v.tolist()))
+        if tname in _POSITIONED_ITERATORS:
+            return ("iterator", tname, _iterator_position(v))
         if callable(v) and hasattr(v, "__code__"):
             return self.function(v)
         if isinstance(v, type):
@@ -179,6 +183,15 @@ class Snapshotter:
         if type(data) is not torch.Tensor:  # a subclass's type is in meta; values compare as plain tensors
             data = data.as_subclass(torch.Tensor)
         return TensorSnap(meta, data, grad, attrs)
+
+
+# Iterators over numbers whose position is program state (the next value they give), read without advancing.
+_POSITIONED_ITERATORS = ("count", "range_iterator", "longrange_iterator")
+
+
+def _iterator_position(it) -> str:
+    """`count(3, 2)` for itertools.count; a range iterator's range and index from its pickle state."""
+    return repr(it) if type(it).__name__ == "count" else repr(it.__reduce__()[1:])
 
 
 def take(root, user_prefix="<dynfuzz", user_module="dynfuzz_program", known_tensors=None):
@@ -388,6 +401,8 @@ def _floats_close(a, b):
 def _describe(v):
     if isinstance(v, TensorSnap):
         return "tensor"
+    if isinstance(v, tuple) and v and v[0] == "iterator":
+        return f"{v[1]} at {v[2]}"
     if isinstance(v, tuple) and v and isinstance(v[0], str):
         return v[0] + ("(%s)" % v[1] if len(v) > 1 and isinstance(v[1], str) else "")
     return repr(v)[:60]

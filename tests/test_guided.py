@@ -32,6 +32,19 @@ def test_fresh_and_mutated_guided_cases_redraw_from_their_choices_alone(tmp_path
         assert redraw(case.choices, FAMILIES).source == case.source
 
 
+def test_snippets_and_dynamo_settings_are_arms_too_and_still_redraw(tmp_path):
+    """Inside a fragment, a stdlib snippet pool and the Dynamo setting go through the picker as well: the
+    bandit credits each snippet and setting it saw, and the cases still re-draw from their choices alone."""
+    guide = Guide(seed=5, families=("stdlib",), out=tmp_path)
+    for i in range(40):
+        case = guide.next_case(i)
+        guide.observe(case, new_lines=3)
+        assert redraw(case.choices, ("stdlib",)).source == case.source
+    arms = set(guide.bandit.uses)
+    assert any(a.startswith("stdlib_") and not a.startswith("stdlib.") for a in arms), arms  # snippet functions
+    assert any(a.startswith("stdlib.") for a in arms)  # fragments
+
+
 def test_bandit_keeps_a_floor_and_favours_what_found_new_lines():
     bandit = Bandit(floor=0.3)
     names = ["a", "a", "b", "c", "d"]  # "a" has twice the default weight

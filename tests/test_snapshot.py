@@ -132,3 +132,28 @@ def test_a_container_that_lost_its_subclass_is_a_type_diff_not_an_oracle_crash()
     with_attr = collections.OrderedDict(a=1)
     with_attr.note = 3
     assert [k for _, k, _, _ in diff(take(with_attr), take({"a": 1}))] == ["type", "attributes"]
+
+
+def test_an_iterator_position_is_state_and_reading_it_does_not_advance_it():
+    """A global `itertools.count` advanced by a call is changed state: without its position in the snapshot,
+    the recompiles oracle called Dynamo's (correct) recompile on the next call an over-guard."""
+    import itertools
+
+    count, rng = itertools.count(2, 3), iter(range(4, 9))
+    before = take({"c": count, "r": rng})
+    assert diff(take({"c": count, "r": rng}), before) == []
+    next(count), next(rng)
+    changed = diff(before, take({"c": count, "r": rng}))
+    assert [(p, a, e, x) for p, a, e, x in changed] == [
+        ("['c']", "iterator", "count at count(2, 3)", "count at count(5, 3)"),
+        ("['r']", "iterator", "range_iterator at ((range(4, 9),), 0)", "range_iterator at ((range(4, 9),), 1)")]
+    assert next(count) == 5 and next(rng) == 5
+
+
+def test_numpy_arrays_are_compared_by_dtype_shape_and_values():
+    import numpy as np
+
+    a = np.array([1.0, 2.0], dtype=np.float32)
+    assert diff(take({"a": a}), take({"a": a.copy()})) == []
+    assert diff(take({"a": a}), take({"a": np.array([1.0, 3.0], dtype=np.float32)}))
+    assert diff(take({"a": a}), take({"a": a.astype(np.float64)}))

@@ -27,7 +27,8 @@ from tests.test_mutants_cells import mutant_finding
 
 TAGS = ("stdlib-builtins", "stdlib-list", "stdlib-set", "stdlib-dict", "stdlib-collections", "stdlib-functools",
         "stdlib-itertools", "stdlib-operator-math", "stdlib-dataclass", "stdlib-enum-str", "stdlib-pytree",
-        "stdlib-meta", "stdlib-tensor-containers")
+        "stdlib-meta", "stdlib-tensor-containers", "stdlib-torch-api", "stdlib-tensor-dunders", "stdlib-numpy",
+        "stdlib-objects")
 N_MIX = 600
 N_FAMILY = 150
 # a seed-0 campaign of the family first finds the mutant at case 21 (bench: 100 and 150 cases find it, and
@@ -105,10 +106,22 @@ CONSTRUCT_NAMES = {
     "stdlib-tensor-containers": {"sum", "functools.reduce", "max", "min", "torch.stack", "dict", "list",
                                  "collections.OrderedDict", "collections.deque", "itertools.accumulate",
                                  "itertools.chain", "next", "operator.itemgetter", "operator.methodcaller",
-                                 "functools.partial", "sorted", "tuple", "torch.cat"},
+                                 "functools.partial", "sorted", "tuple", "torch.cat", "len"},
     "stdlib-meta": {".size", ".dim", ".numel", ".stride", ".tolist", "torch.is_tensor", ".is_floating_point",
                     ".nelement", ".item", ".shape", ".ndim", ".dtype", ".device", ".itemsize", ".grad", ".unsqueeze",
                     ".expand", ".get_device", ".mT"},
+    "stdlib-torch-api": {"torch.is_grad_enabled", "torch.overrides.has_torch_function", "torch.jit.is_scripting",
+                         "torch.nn.modules.utils._pair", "torch.nn.modules.utils._single", "math.radians",
+                         "math.isqrt", "math.isclose", "torch.result_type", "torch.finfo", ".is_signed", ".type",
+                         ".layout", ".get_device", ".data", "hasattr", "torch.get_default_device",
+                         "torch.overrides.has_torch_function_unary", "torch._C._is_torch_function_enabled",
+                         "torch.overrides.has_torch_function_variadic", "operator.index", "divmod", "max"},
+    "stdlib-tensor-dunders": {".__neg__", ".__abs__", "operator.neg", ".__rsub__", ".__mul__", ".__pow__",
+                              "operator.truediv", ".addcmul_", ".addcdiv_", ".detach_", ".resize_as_", ".new_ones",
+                              ".new_full", ".type", ".to", ".__contains__", "float", "torch.where"},
+    "stdlib-numpy": {".numpy", "torch.from_numpy"},
+    "stdlib-objects": {"copy.deepcopy", "copy.copy", "locals", "vars", "weakref.ref", "random.Random", "next",
+                       "np.array", "max"},
 }
 
 

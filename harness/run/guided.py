@@ -92,8 +92,16 @@ class Picker:
         return options[index]
 
 
-def _arm(fragment) -> str:
-    return f"{fragment.family}.{fragment.name}"
+def _arm(option) -> str:
+    """The bandit's name for a choice: a fragment by family and name, a snippet function by module and name,
+    a (tag, settings) pair by its tag."""
+    if hasattr(option, "family") and hasattr(option, "name"):
+        return f"{option.family}.{option.name}"
+    if callable(option):
+        return f"{option.__module__.rsplit('.', 1)[-1]}.{option.__name__}"
+    if isinstance(option, tuple) and option and isinstance(option[0], str):
+        return option[0]
+    return repr(option)[:60]
 
 
 @dataclass
