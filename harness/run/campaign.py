@@ -192,14 +192,14 @@ class Campaign(Ledger):
         write_campaign_report(cfg.out, self.samples)
         reporter.final(summary, self.unique_rows())
         if self.coverage_report is not None:
-            from dynfuzz.run.coverage import format_table
+            from dynfuzz.run.coverage_report import format_table
 
             reporter.console.print(format_table(self.coverage_report), highlight=False, markup=False)
         return summary
 
     def _finish_coverage(self) -> None:
         """Stop in-process measurement, merge the workers' data, write OUT/coverage.json."""
-        from dynfuzz.run.coverage import finish
+        from dynfuzz.run.coverage_report import finish
 
         if self.collector is not None:
             self.collector.save()
