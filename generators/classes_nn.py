@@ -176,6 +176,53 @@ def nn_iterate(draw, b: Builder) -> None:
     result(b, f"torch.tanh({acc})", var.shape, 1.0, grad=True)
 
 
+CONTAINERS = """
+class $C(torch.nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.seq = torch.nn.Sequential(torch.nn.Linear(n, n), torch.nn.Tanh())
+        self.layers = torch.nn.ModuleList([torch.nn.Linear(n, n) for _ in range(2)])
+        self.heads = torch.nn.ModuleDict({'a': torch.nn.Linear(n, n), 'b': torch.nn.Tanh()})
+        self.register_buffer('shift', torch.linspace(0.0, 1.0, n))""" + INIT + """
+
+    def forward(self, x):
+        x = self.seq(x)
+        for layer in self.layers:
+            x = torch.tanh(layer(x))
+        return x + self.shift
+"""
+
+# Reaching into a module's containers from the compiled frame: `$M` the module, `$T` a tensor of width n.
+CONTAINER_USES = (
+    "$M($T)", "$M.seq[0]($T) + $M.seq[-1]($T)", "$M.seq[:1]($T)", "$T * len($M.layers) + $M.layers[1]($T)",
+    "$M.heads['a']($T) * int('b' in $M.heads)", "$T * len([k for k in $M.heads.keys()])",
+    "$M.get_submodule('seq.0')($T) + $M.get_parameter('seq.0.bias').sum()",
+    "$T * sum(1 for _ in $M.named_children())", "getattr($M, 'shift') * $T + $M.layers[0].weight.shape[0]",
+    "next(iter($M.layers))($T) * int($M.training) + list($M.heads.values())[0]($T)",
+    "$T * int(bool($M.layers)) + sum(p.sum() for p in $M.seq.parameters())",
+    "$T * int(isinstance($M.seq, torch.nn.Sequential)) + $M.heads.b($T)",
+)
+
+
+@fragment(FAMILY, "classes", "nn-containers", weight=5)
+def nn_containers(draw, b: Builder) -> None:
+    """Sequential, ModuleList and ModuleDict reached into from the compiled frame (indexing, slicing, `in`,
+    `len`, `get_submodule`, iteration), at times with `inline_inbuilt_nn_modules=False` when the program has
+    no other Dynamo setting yet. On torch releases that still have the old nn.Module path (`NNModuleVariable`,
+    2.5 for one) that pairing walks it over modules that hold containers; torch 2.13 ignores the flag (it
+    warns that inlining is always on), so there the construct exercises the inlined containers only."""
+    t, var, _ = operand(draw, b, vector=True)
+    cls = b.fresh("Holder")
+    helper(b, CONTAINERS, C=cls)
+    m = module_object(draw, b, cls, var.shape[-1], "holder")
+    if not b.dynamo_config and "dynamic" not in b.compile_options and boolean(draw):
+        b.dynamo_config["inline_inbuilt_nn_modules"] = False
+        b.tag("config-no-inline-nn-modules")
+    uses = [choose(draw, CONTAINER_USES) for _ in range(integer(draw, 1, 2))]
+    text = " + ".join(f"torch.tanh({u})" for u in uses).replace("$M", m).replace("$T", f"torch.tanh({t})")
+    result(b, text, var.shape, 2.0, grad=True)
+
+
 FUNCTIONAL = (
     ("F.relu($x)", "relu"), ("F.softmax($x, dim=-1)", "softmax"), ("F.log_softmax($x, dim=0)", "log-softmax"),
     ("F.gelu($x)", "gelu"), ("F.gelu($x, approximate='tanh')", "gelu"), ("F.silu($x)", "silu"),

@@ -51,6 +51,8 @@ CONSTRUCTS = {
     "class-container": _defines("__contains__"),
     "class-operators": _defines("__radd__"),
     "class-numeric": _defines("__rxor__"),
+    "nn-containers": lambda n: isinstance(n, ast.ClassDef) and "ModuleList" in ast.unparse(n) and "ModuleDict" in
+    ast.unparse(n) and "Sequential" in ast.unparse(n),
     "class-getattr": _defines("__getattr__"),
     "class-setattr": _defines("__setattr__"),
     "class-slots": lambda n: isinstance(n, ast.Assign) and ast.unparse(n.targets[0]) == "__slots__",
