@@ -95,7 +95,8 @@ def _sym_ops(c: Ctx) -> Snip:
     n, r = c.names("n", "so")
     c.use_import("operator")
     form = c.choose((
-        f"({n} | 1) + ({n} & 3) + ({n} ^ 2)", f"({n} << 1) + ({n} >> 1) + {n} // 2 + {n} % 3",
+        f"operator.or_({n}, 1) + ({n} & 3) + ({n} ^ 2) + ({n} | 4)",
+        f"operator.lshift({n}, 1) + ({n} << 1) + ({n} >> 1) + {n} // 2 + {n} % 3",
         f"int(float({n}) * 1.5) + int(bool({n})) + operator.index({n})",
         f"abs(-{n}) + (-{n}) % 5 + divmod({n} + 3, 2)[1] + pow({n}, 2)",
         f"max({n}, 2) + min({n}, 1) + int({n} != 3) + round({n} / 3)",
@@ -146,7 +147,7 @@ def _numpy_forms(a: str, ndim: int) -> list[tuple[str, float]]:
     return forms
 
 
-@fragment(FAMILY, FAMILY, "stdlib-tensor-dunders", weight=8)
+@fragment(FAMILY, FAMILY, "stdlib-tensor-dunders", weight=9)
 def stdlib_tensor_dunders(draw, b: Builder) -> None:
     """Tensor dunders by name and through `operator`, in-place methods on copies, `new_*`, `type()`, `in`."""
     b.add_import(ir.Import("operator"))
