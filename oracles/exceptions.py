@@ -93,8 +93,14 @@ FULLGRAPH_REFUSALS = (  # (gb_type, word the message must contain, reason)
     ("Skip calling `torch.compiler.disable()`d function", "", "a torch.compiler.disable'd function under fullgraph"),
     ("Invalid call to __build_class__", "class definition", "a class statement in the frame under fullgraph"),
 )
-# Releases before graph-break types (torch < 2.7) name the construct in the message alone.
-UNTYPED_FULLGRAPH_REFUSALS = (("Tensor.item", "Tensor.item() without capture_scalar_outputs under fullgraph"),)
+# Releases before graph-break types (torch < 2.7) name the construct in the message alone: (the whole
+# message as a regular expression, reason); the messages are torch 2.5.1's.
+UNTYPED_FULLGRAPH_REFUSALS = (
+    (r"Tensor\.item", "Tensor.item() without capture_scalar_outputs under fullgraph"),
+    (r"skip function graph_break in file .*", "graph_break() under fullgraph"),
+    (r"call torch\._dynamo\.disable\(\) wrapped function .*", "a torch.compiler.disable'd function under fullgraph"),
+    (r"out variants with resizing on graph inputs", "out= op resizing its target under fullgraph"),
+)
 HOP_REFUSAL_WORDS = ("Unsafe side effect", "Mutating a variable", "input mutation", "aliasing",
                      "Failed to trace builtin operator", "graph_break()")
 
@@ -111,8 +117,8 @@ def deliberate_refusal(err: ExcInfo, fullgraph: bool) -> str | None:
             if err.gb_type == gb_type and word in text:
                 return reason
         if not err.gb_type:
-            for message, reason in UNTYPED_FULLGRAPH_REFUSALS:
-                if err.message.strip() == message:
+            for pattern, reason in UNTYPED_FULLGRAPH_REFUSALS:
+                if re.fullmatch(pattern, err.message.strip(), re.DOTALL):
                     return reason
     return None
 

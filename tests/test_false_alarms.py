@@ -89,6 +89,20 @@ def test_a_release_without_graph_break_types_is_matched_by_its_message():
     assert deliberate_refusal(other, fullgraph=True) is None
 
 
+@pytest.mark.parametrize("message, reason", [
+    ("skip function graph_break in file /venv/lib/python3.11/site-packages/torch/_dynamo/decorators.py",
+     "graph_break() under fullgraph"),
+    ("call torch._dynamo.disable() wrapped function <function skipped0 at 0x7faa78757880>",
+     "a torch.compiler.disable'd function under fullgraph"),
+    ("out variants with resizing on graph inputs", "out= op resizing its target under fullgraph")])
+def test_torch_251_refusal_messages_are_deliberate(message, reason):
+    """The three deliberate fullgraph refusals a 30-minute torch 2.5.1 campaign filed as bugs (untyped there)."""
+    assert deliberate_refusal(ExcInfo("Unsupported", "torch._dynamo.exc", message), fullgraph=True) == reason
+    assert deliberate_refusal(ExcInfo("Unsupported", "torch._dynamo.exc", message), fullgraph=False) is None
+    assert deliberate_refusal(ExcInfo("Unsupported", "torch._dynamo.exc", "skip function graph_breaker_x"),
+                              fullgraph=True) is None
+
+
 def test_refusals_that_name_other_constructs_are_not_deliberate():
     data_dep = ExcInfo("Unsupported", "torch._dynamo.exc", "x", gb_type="Failed to trace builtin operator",
                        detail="Dynamo does not know how to trace builtin operator `sorted`")
@@ -129,3 +143,24 @@ def test_campaign_summary_counts_skipped_cases_by_reason(tmp_path):
     result.skipped = "print() under fullgraph"
     ledger._finish(case, "done", result)
     assert ledger.skipped == {"print() under fullgraph": 1}
+
+
+def test_a_dynamo_setting_this_torch_lacks_skips_the_case(judge_source):
+    """torch 2.5.1 has no `nested_graph_breaks` or `recompile_limit`: patching them raised KeyError in the compiled
+    run only, and a 30-minute campaign there filed 6 buckets (137 findings) of it as torch bugs."""
+    result = judge_source("""
+        import torch
+        def f(x):
+            return x + 1
+        def inputs(device, call=0):
+            return (torch.ones(2, device=device),)
+    """, dynamo_config_items=(("no_such_dynamo_setting", True),))
+    assert result.findings == []
+    assert result.skipped == "Dynamo setting no_such_dynamo_setting absent from this torch"
+    assert judge_source(textwrap.dedent("""
+        import torch
+        def f(x):
+            return x + 1
+        def inputs(device, call=0):
+            return (torch.ones(2, device=device),)
+    """), dynamo_config_items=(("recompile_limit", 8),)).skipped is None

@@ -68,6 +68,16 @@ def with_dynamo_config(fn: Callable, config: dict[str, Any]) -> Callable:
     return run
 
 
+def missing_dynamo_settings(config: dict[str, Any]) -> list[str]:
+    """The keys of a program's DYNAMO_CONFIG this torch's `torch._dynamo.config` does not have (a setting
+    added in a later release: torch 2.5 has neither `nested_graph_breaks` nor `recompile_limit`)."""
+    if not config:
+        return []
+    import torch._dynamo
+
+    return [key for key in config if not hasattr(torch._dynamo.config, key)]
+
+
 def quiet_torch_logs() -> None:
     """Graph-break warnings and fake-tensor tracebacks are observations, not output for the user."""
     for logger in ("torch._dynamo", "torch._subclasses.fake_tensor", "torch._inductor", "torch.fx",

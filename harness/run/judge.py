@@ -13,7 +13,7 @@ from dynfuzz.oracles import Finding, Observations, run_oracles
 from dynfuzz.oracles.exceptions import skip_reason
 from dynfuzz.oracles.model import Observation
 from dynfuzz.oracles.policy import BACKEND_CONFIG, RNG_USED
-from dynfuzz.run.compilers import Compiler, CompileSpec
+from dynfuzz.run.compilers import Compiler, CompileSpec, missing_dynamo_settings
 from dynfuzz.run.execute import observe
 
 
@@ -30,7 +30,8 @@ class CaseResult:
     reference: dict[str, object] = field(default_factory=dict)
     coverage: dict[str, list[int]] | None = None  # --coverage: lines this process reached first in this case
     torch_log: str = ""  # torch's own warnings/errors logged during the case (run/torch_logs.py), never printed
-    skipped: str | None = None  # why the case was not judged: a deliberate refusal (oracles/exceptions.py)
+    skipped: str | None = None  # why the case was not judged: a deliberate refusal (oracles/exceptions.py), or
+    # a Dynamo setting the program asks for that this torch lacks
 
     @property
     def torch_seconds(self) -> float:
@@ -46,6 +47,9 @@ def judge(case: Case, compiler: Compiler, spec: CompileSpec, only: tuple[str, ..
     spec's settings (`--reference`, `--guards`), off unless asked for."""
     guards = spec.guards if guards is None else guards
     reference = spec.reference or guards if reference is None else reference or guards
+    missing = missing_dynamo_settings(case.dynamo_config)
+    if missing:  # a program for another torch release: not judged, counted among the skips
+        return CaseResult([], case.tags, True, skipped=f"Dynamo setting {missing[0]} absent from this torch")
     start = time.perf_counter()
     compiler.reset()
     rng = _seed_rng(spec.device)

@@ -117,10 +117,9 @@ def plan_for(case: Case, finding: Finding | None, spec: CompileSpec) -> Plan:
         from dynfuzz.oracles.guards import render_perturbation
 
         return Plan(calls=2, catch=True, frames=finding.kind == "over-guard", seed="rand" in text, options=options,
-                    perturb=render_perturbation(finding, case), module="torch.cond" in case.source)
+                    perturb=render_perturbation(finding, case))
     # An earlier call that raised in both modes is skipped by every oracle, so the repro must survive it too.
     return Plan(calls=calls, between=_defines(case.source, "between"), catch=oracle in _CATCHING or calls > 1,
-                module="torch.cond" in case.source,
                 backward=oracle in ("grads", "effects", "illegal") and any(w in text for w in _GRAD_WORDS),
                 frames=oracle == "recompiles", seed="rand" in text, options=options)
 

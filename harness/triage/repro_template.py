@@ -43,10 +43,11 @@ def backward(out):  # as dynfuzz does: sum_k k * mean(out_k) over the output ten
     sum(loss).backward() if loss else None
 '''
 
+# The program runs as an importable module, as in dynfuzz's workers: Dynamo imports a frame's module by its
+# `__name__` (for torch.cond's branches on 2.13; for any global on 2.5, which otherwise fails with
+# "No module named 'repro'" before reaching the bug).
 NAMESPACE_MODULE = '''\
-    module = types.ModuleType(f"repro_{'compiled' if compiled else 'eager'}")  # Dynamo imports it for cond
-    sys.modules[module.__name__] = module
-    ns = vars(module)
+    ns = vars(sys.modules.setdefault(f"repro_{compiled}", types.ModuleType(f"repro_{compiled}")))
 '''
 
 UNRENDERABLE = '''\
@@ -67,7 +68,6 @@ class Plan:
     seed: bool = False
     options: dict[str, Any] = field(default_factory=dict)
     perturb: list[str] = field(default_factory=list)  # lines run before the second call (guard perturbations)
-    module: bool = False  # the program must be an importable module (Dynamo reaches cond branches' globals so)
 
 
 def literal(text: str | None) -> str:
@@ -127,11 +127,10 @@ def fill(*, title: str, about: str, meta: dict[str, Any], source: str, eager_sou
         eager_program=f"EAGER_PROGRAM = {literal(eager_source)}  # the plain-Python rendering eager runs\n"
         if eager_source else "", helpers=helpers, seed="    torch.manual_seed(0)\n" if plan.seed else "",
         compiled_fn=compile_call(entry, backend, plan, config), entry=entry, calls=calls_block(plan, device),
-        namespace=NAMESPACE_MODULE if plan.module else '    ns = {"__name__": "repro"}\n',
+        namespace=NAMESPACE_MODULE,
         eager_name="EAGER_PROGRAM" if eager_source else "PROGRAM", check="\n".join(check))
     if plan.frames:
         text = text.replace("import torch\n", "import torch\nimport torch._dynamo.testing\n", 1)
-    if plan.module:
-        text = text.replace("import torch\n", "import sys\nimport types\n\nimport torch\n", 1)
+    text = text.replace("import torch\n", "import sys\nimport types\n\nimport torch\n", 1)
     ast.parse(text)
     return text
