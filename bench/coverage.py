@@ -5,9 +5,7 @@ Runs three campaigns as separate `dynfuzz fuzz` processes, each with `--no-db` (
 
 - `plain`: no coverage, the baseline wall time;
 - `coverage`: the unguided stream (the very same programs as `plain`) with `--coverage`;
-- `guided`: `--guided` (which measures coverage too);
-- `coverage-all` (only when named in `--modes`): `--coverage --coverage-phases all`, which traces the eager
-  runs and the harness too: what measuring only the compiled calls saves, and what it misses.
+- `guided`: `--guided` (which measures coverage too).
 
 Prints total and per-file line coverage of torch/_dynamo (and of its reachable part, see
 `dynfuzz.run.coverage.OUT_OF_REACH`), distinct feature-tag pairs, findings and buckets, and wall times
@@ -30,9 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from dynfuzz.generators import case_seed, draw_case  # noqa: E402
 
-MODES = {"plain": [], "coverage": ["--coverage"], "guided": ["--guided"],
-         "coverage-all": ["--coverage", "--coverage-phases", "all"]}
-DEFAULT_MODES = ("plain", "coverage", "guided")
+MODES = {"plain": [], "coverage": ["--coverage"], "guided": ["--guided"]}
 FILES = ("symbolic_convert.py", "side_effects.py", "guards.py", "output_graph.py", "bytecode_transformation.py",
          "variables/builder.py", "variables/functions.py", "variables/user_defined.py", "variables/dicts.py",
          "variables/lists.py", "variables/higher_order_ops.py", "variables/tensor.py", "variables/builtin.py")
@@ -95,8 +91,7 @@ def main() -> int:
     parser.add_argument("--budget", default="4h", help="per campaign; --cases normally ends it first")
     parser.add_argument("--family", action="append")
     parser.add_argument("--out", default=None, help="keep the three campaigns' folders here")
-    parser.add_argument("--modes", nargs="+", choices=list(MODES), default=list(DEFAULT_MODES),
-                        help="coverage-all: the unguided stream traced in every phase, not only compiled calls")
+    parser.add_argument("--modes", nargs="+", choices=list(MODES), default=list(MODES))
     parser.add_argument("--parallel", action="store_true",
                         help="run the modes at the same time: on a shared machine their wall times then see the "
                              "same load (each gets its share of the cores)")

@@ -301,9 +301,6 @@ def build_parser() -> argparse.ArgumentParser:
                    help="measure line coverage of torch._dynamo per worker (OUT/coverage.json, summary table)")
     p.add_argument("--coverage-scope", action="append", metavar="PKG",
                    help="also measure this package, e.g. torch._inductor (repeatable; implies --coverage)")
-    p.add_argument("--coverage-phases", choices=("compiled", "all"), default="compiled",
-                   help="trace only the compiled calls after start-up (default: a line tracer slows every line, "
-                        "and Dynamo's run there), or all: the eager runs, snapshots and oracles too")
     p.add_argument("--guided", action="store_true",
                    help="coverage-guided generation: weight fragments and mutate choice sequences that reached "
                         "new lines (reproducible per case from OUT/guided/cases.jsonl, not as a stream)")

@@ -131,8 +131,7 @@ def coverage_spec(args):
     for scope in scopes:
         if package_dir(scope) is None:
             raise UsageError(f"--coverage-scope {scope!r} is not an importable package")
-    return CoverageSpec(Path(args.out) / "coverage", tuple(dict.fromkeys(DEFAULT_SCOPES + scopes)),
-                        getattr(args, "coverage_phases", "compiled"))
+    return CoverageSpec(Path(args.out) / "coverage", tuple(dict.fromkeys(DEFAULT_SCOPES + scopes)))
 
 
 def minimize_budget(args) -> float | None:

@@ -129,38 +129,3 @@ def test_fuzz_coverage_writes_json_summary_block_and_never_entered(tmp_path, tmp
     assert block["totals"] == report["totals"] and block["lines_traced"] > 0
     assert block["files"]["torch/_dynamo/symbolic_convert.py"][0] == convert["covered"]
 
-
-def test_by_default_only_compiled_calls_are_traced_after_start_up(probe_pkg, tmp_path):
-    """Note [Measuring only the compiled calls]: a line run by an eager call is not traced, the same line run
-    inside a compiled call (here a double compiler that calls the probe) is; `phases="all"` traces both."""
-    from dynfuzz.run.execute import observe
-
-    class Calls:  # a compiler double: "compiles" by calling the probe, then runs the function itself
-        def compile(self, fn, options):
-            from dynfuzz_cov_probe import mod
-
-            return lambda *a: (mod.Box().second(1), fn(*a))[1]
-
-        def frames(self):
-            return 0
-
-        def graph_breaks(self):
-            return 0
-
-    source = "import torch\ndef f(x):\n    return x + 1\ndef inputs(device, call=0):\n    return (torch.ones(2),)\n"
-    for phases, expected in (("compiled", {8, 9, 10}), ("all", {2, 3, 8, 9, 10})):
-        spec = CoverageSpec(tmp_path / phases, (PKG,), phases)
-        collector = Collector(spec, "test")
-        try:
-            from dynfuzz_cov_probe import mod
-
-            collector.new_lines()
-            collector.measure_compiled_calls_only()
-            mod.first(1)  # eager: outside any compiled call
-            observe(source, "f", "cpu", Calls(), "compiled")
-            lines = collector.new_lines()
-        finally:
-            collector.save()
-        assert set(next(iter(lines.values()))) == expected, (phases, lines)
-        for name in [m for m in sys.modules if m.startswith(PKG)]:
-            del sys.modules[name]

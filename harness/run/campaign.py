@@ -126,7 +126,6 @@ class Campaign(Ledger):
             compiler = make_compiler(cfg.spec)
             if self.collector is not None:
                 self.collector.new_lines()  # start-up lines: kept in the data file, credited to no case
-                self.collector.measure_compiled_calls_only()
         self.startup_seconds = time.monotonic() - t0
         start = time.monotonic()
         deadline = start + cfg.budget

@@ -18,7 +18,7 @@ import time
 import traceback
 import warnings
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
@@ -30,15 +30,6 @@ from dynfuzz.run.compilers import Compiler, with_dynamo_config
 PROGRAM_MODULE = "dynfuzz_program"
 PLAN_NAMES = {"inputs", "between", "CALLS", "COMPILE_OPTIONS", "DYNAMO_CONFIG", "ENTRY", "DYNFUZZ"}
 _serial = itertools.count()
-# Entered around each compiled call and its backward: a coverage collector's `measuring` in a worker that
-# traces only the compiled calls (run/coverage.py, Note [Measuring only the compiled calls]).
-_compiled_phase: Callable[[], AbstractContextManager] = nullcontext
-
-
-def measure_compiled_calls(phase: Callable[[], AbstractContextManager]) -> None:
-    """Enter `phase()` around every compiled call of this process from now on."""
-    global _compiled_phase
-    _compiled_phase = phase
 
 
 def load_program(source: str, tag: str) -> tuple[dict[str, Any], str]:
@@ -172,13 +163,13 @@ def _run_plan(ns, entry, device, compiler, obs, keep_live) -> None:
             before, known = take_tracked({"args": args, "state": program_state(ns)})
         error, out = None, None
         start = time.perf_counter()
-        with (_compiled_phase if compiler else nullcontext)(), warnings.catch_warnings():
+        with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
                 out = target(*args)
             except Exception as e:
                 error = exc_info(e)
-            backward_error = None if error else _backward(out)
+        backward_error = None if error else _backward(out)
         seconds = time.perf_counter() - start
         obs.torch_seconds += seconds
         if i == 0:

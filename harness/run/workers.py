@@ -36,7 +36,6 @@ def _worker_main(conn: Connection, spec: CompileSpec, coverage: CoverageSpec | N
         compiler = make_compiler(spec)
         if collector is not None:
             collector.new_lines()  # start-up lines: kept in the worker's data file, credited to no case
-            collector.measure_compiled_calls_only()
         conn.send(("ready", None))
         while True:
             case = conn.recv()
