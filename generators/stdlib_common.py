@@ -122,16 +122,28 @@ class Ctx:
 
 
 Snippet = Callable[[Ctx], Snip]
+
+
+def tensor_operand(draw, b: Builder) -> tuple[TensorVar, str, float]:
+    """A visible tensor, as source text (wrapped in tanh when its bound is large), and that text's bound."""
+    var = tensor_ops.pick(draw, b)
+    operand, bound = tensor_ops.squash(var)
+    return var, ast.unparse(to_ast(operand)), bound
+
+
+def bind_output(b: Builder, prefix: str, text: str, shape: tuple[int, ...], bound: float) -> None:
+    """Bind the tensor expression `text` to a fresh name, returned by the entry when bound at its top level."""
+    name = b.fresh(prefix)
+    b.bind(name, ir.CodeExpr(text), shape, bound)
+    if b.scope is b.root:
+        b.returns.append(ir.Name(name))
 DIM_BOUND = 4
 
 
 def fold(draw, b: Builder, value: str, bound: float) -> None:
     """Bind a tensor that depends on the Python number `value` (bounded by `bound`) and return it."""
-    var = tensor_ops.pick(draw, b)
-    operand, tbound = tensor_ops.squash(var)
-    src = ast.unparse(to_ast(operand))
+    var, src, tbound = tensor_operand(draw, b)
     how = choose(draw, ("add", "scale", "tensor", "index"))
-    name = b.fresh("v")
     if how == "index" and var.numel > 0:
         text = f"{src}.reshape(-1)[int({value}) % {var.numel}] + 1"
         shape, out_bound = (), tbound + 1
@@ -144,9 +156,7 @@ def fold(draw, b: Builder, value: str, bound: float) -> None:
     else:
         text = f"{src} + ({value})"
         shape, out_bound = var.shape, tbound + bound
-    b.bind(name, ir.CodeExpr(text), shape, out_bound)
-    if b.scope is b.root:
-        b.returns.append(ir.Name(name))
+    bind_output(b, "v", text, shape, out_bound)
 
 
 def area(draw, b: Builder, pool: Sequence[Snippet], most: int = 3) -> None:

@@ -9,14 +9,11 @@ same shape as the tensor it starts from (or the row shape), never data-dependent
 """
 from __future__ import annotations
 
-import ast
-
-from . import ir, tensor_ops
+from . import ir
 from .builder import Builder
 from .choose import choose, integer
 from .fragments import fragment
-from .render import to_ast
-from .stdlib_common import FAMILY
+from .stdlib_common import FAMILY, bind_output, tensor_operand
 
 IMPORTS = ("functools", "itertools", "operator", "collections")
 
@@ -67,10 +64,7 @@ def stdlib_tensor_containers(draw, b: Builder) -> None:
     """A container of tensors folded by a builtin, functools, itertools, operator or collections call."""
     for module in IMPORTS:
         b.add_import(ir.Import(module))
-    var = tensor_ops.pick(draw, b)
-    operand, bound = tensor_ops.squash(var)
-    a = ast.unparse(to_ast(operand))
-    name = b.fresh("tc")
+    var, a, bound = tensor_operand(draw, b)
     if var.shape and var.shape[0] > 1 and integer(draw, 0, 3) == 0:
         text, factor, shape = choose(draw, _iter_forms(a, var.shape))
     else:
@@ -78,6 +72,4 @@ def stdlib_tensor_containers(draw, b: Builder) -> None:
         b.emit(ir.Code(f"{ts} = [{a}, {a} * 2, torch.sin({a})]"))
         text, factor = choose(draw, _list_forms(ts, a))
         shape = var.shape
-    b.bind(name, ir.CodeExpr(text), shape, max(bound, 1.0) * factor + 6)
-    if b.scope is b.root:
-        b.returns.append(ir.Name(name))
+    bind_output(b, "tc", text, shape, max(bound, 1.0) * factor + 6)

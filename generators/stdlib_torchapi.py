@@ -14,14 +14,11 @@ counters, no data pointers).
 """
 from __future__ import annotations
 
-import ast
-
-from . import ir, tensor_ops
+from . import ir
 from .builder import Builder
 from .choose import choose
 from .fragments import fragment
-from .render import to_ast
-from .stdlib_common import FAMILY, Ctx, Snip, area
+from .stdlib_common import FAMILY, Ctx, Snip, area, bind_output, tensor_operand
 
 
 def _global_state(c: Ctx) -> Snip:
@@ -151,14 +148,9 @@ def _numpy_forms(a: str, ndim: int) -> list[tuple[str, float]]:
 def stdlib_tensor_dunders(draw, b: Builder) -> None:
     """Tensor dunders by name and through `operator`, in-place methods on copies, `new_*`, `type()`, `in`."""
     b.add_import(ir.Import("operator"))
-    var = tensor_ops.pick(draw, b)
-    operand, bound = tensor_ops.squash(var)
-    a = ast.unparse(to_ast(operand))
+    var, a, bound = tensor_operand(draw, b)
     text, factor = choose(draw, _dunder_forms(a, var.name))
-    name = b.fresh("du")
-    b.bind(name, ir.CodeExpr(text), var.shape, max(bound, 1.0) * (factor + 1) + 4)
-    if b.scope is b.root:
-        b.returns.append(ir.Name(name))
+    bind_output(b, "du", text, var.shape, max(bound, 1.0) * (factor + 1) + 4)
 
 
 @fragment(FAMILY, FAMILY, "stdlib-numpy", weight=7)
@@ -166,14 +158,9 @@ def stdlib_numpy(draw, b: Builder) -> None:
     """A tensor round-tripped through NumPy: `x.numpy()`, NumPy functions Dynamo traces as torch ops, and
     `torch.from_numpy` back onto the tensor's device."""
     b.add_import(ir.Import("numpy", "np"))
-    var = tensor_ops.pick(draw, b)
-    operand, bound = tensor_ops.squash(var)
-    src = ast.unparse(to_ast(operand))
+    var, src, bound = tensor_operand(draw, b)
     arr = b.fresh("arr")
     b.emit(ir.Code(f"{arr} = ({src}).detach().cpu().numpy()"))
     text, factor = choose(draw, _numpy_forms(arr, len(var.shape)))
-    name = b.fresh("np")
-    b.bind(name, ir.CodeExpr(f"torch.from_numpy(np.asarray({text})).to({var.name}.device)"),
-           var.shape, max(bound, 1.0) * (factor + 1) + 2)
-    if b.scope is b.root:
-        b.returns.append(ir.Name(name))
+    bind_output(b, "np", f"torch.from_numpy(np.asarray({text})).to({var.name}.device)", var.shape,
+                max(bound, 1.0) * (factor + 1) + 2)
