@@ -118,7 +118,7 @@ def deliberate_refusal(err: ExcInfo, fullgraph: bool) -> str | None:
                 return reason
         if not err.gb_type:
             for pattern, reason in UNTYPED_FULLGRAPH_REFUSALS:
-                if re.fullmatch(pattern, err.message.strip(), re.DOTALL):
+                if re.fullmatch(pattern, err.message.strip().strip("'\""), re.DOTALL):  # 2.5 quotes some
                     return reason
     return None
 
