@@ -100,6 +100,7 @@ UNTYPED_FULLGRAPH_REFUSALS = (
     (r"skip function graph_break in file .*", "graph_break() under fullgraph"),
     (r"call torch\._dynamo\.disable\(\) wrapped function .*", "a torch.compiler.disable'd function under fullgraph"),
     (r"out variants with resizing on graph inputs", "out= op resizing its target under fullgraph"),
+    (r"builtin: print \[.*\] (True|False)", "print() under fullgraph"),
 )
 HOP_REFUSAL_WORDS = ("Unsafe side effect", "Mutating a variable", "input mutation", "aliasing",
                      "Failed to trace builtin operator", "graph_break()")
