@@ -7,6 +7,7 @@ The fragments live in the `stdlib_*.py` modules imported here; importing this mo
 from __future__ import annotations
 
 from . import (  # noqa: F401  (registers the fragments)
+    stdlib_autograd,
     stdlib_builtins,
     stdlib_data,
     stdlib_dicts,

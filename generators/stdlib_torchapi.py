@@ -104,7 +104,7 @@ def _sym_ops(c: Ctx) -> Snip:
 QUERIES = (_global_state, _overrides, _ntuple_math, _dtype_queries, _attributes, _sym_ops)
 
 
-@fragment(FAMILY, FAMILY, "stdlib-torch-api", weight=8)
+@fragment(FAMILY, FAMILY, "stdlib-torch-api", weight=9)
 def stdlib_torch_api(draw, b: Builder) -> None:
     """Global-state, override, dtype and attribute queries and int operators on sizes, folded into outputs."""
     area(draw, b, QUERIES)

@@ -14,7 +14,7 @@ from typing import Any
 from dynfuzz.run.compiler_base import COMPILE_DEFAULTS, Compiler, CompileSpec
 
 __all__ = ["BACKENDS", "COMPILE_DEFAULTS", "DEVICES", "CompileSpec", "Compiler", "TorchCompiler", "compiler_names",
-           "make_compiler", "quiet_torch_logs", "with_dynamo_config"]
+           "compile_with_config", "make_compiler", "quiet_torch_logs", "with_dynamo_config"]
 
 BACKENDS = ("eager", "aot_eager", "inductor")
 DEVICES = ("cpu", "cuda")
@@ -66,6 +66,19 @@ def with_dynamo_config(fn: Callable, config: dict[str, Any]) -> Callable:
             return fn(*args, **kwargs)
 
     return run
+
+
+def compile_with_config(compiler: Compiler, fn: Callable, options: dict[str, Any], config: dict[str, Any]) -> Callable:
+    """`fn` compiled, and then called, under the program's DYNAMO_CONFIG. Both: some settings are read when
+    `torch.compile` builds its wrapper, not while it traces (`compiled_autograd` decides there whether a
+    backward inside the frame is compiled), the others while tracing and guarding."""
+    if not config:
+        return compiler.compile(fn, options)
+    import torch._dynamo
+
+    with torch._dynamo.config.patch(**config):
+        compiled = compiler.compile(fn, options)
+    return with_dynamo_config(compiled, config)
 
 
 def missing_dynamo_settings(config: dict[str, Any]) -> list[str]:

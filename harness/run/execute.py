@@ -25,7 +25,7 @@ from typing import Any
 from dynfuzz.errors import InvalidCase, SnapshotError
 from dynfuzz.oracles.model import CallRecord, ExcInfo, Observation
 from dynfuzz.oracles.snapshot import take, take_tracked
-from dynfuzz.run.compilers import Compiler, with_dynamo_config
+from dynfuzz.run.compilers import Compiler, compile_with_config
 
 PROGRAM_MODULE = "dynfuzz_program"
 PLAN_NAMES = {"inputs", "between", "CALLS", "COMPILE_OPTIONS", "DYNAMO_CONFIG", "ENTRY", "DYNFUZZ"}
@@ -142,11 +142,10 @@ def _run_plan(ns, entry, device, compiler, obs, keep_live) -> None:
     fn = ns[entry]
     options = dict(ns.get("COMPILE_OPTIONS", {}))
     obs.extra["compile_options"] = options
-    target: Callable = compiler.compile(fn, options) if compiler else fn
     config = dict(ns.get("DYNAMO_CONFIG", {})) if compiler else {}
     if config:
         obs.extra["dynamo_config"] = config
-        target = with_dynamo_config(target, config)
+    target: Callable = compile_with_config(compiler, fn, options, config) if compiler else fn
     calls = int(ns.get("CALLS", 2))
     for i in range(calls):
         between_value, between_error = None, None

@@ -30,7 +30,7 @@ import torch
 from dynfuzz.generators.case import Case
 from dynfuzz.oracles.snapshot import diff, take
 from dynfuzz.reference_impl import Trace
-from dynfuzz.run.compilers import Compiler, TorchCompiler, with_dynamo_config
+from dynfuzz.run.compilers import Compiler, TorchCompiler, compile_with_config
 from dynfuzz.run.execute import exc_info, load_program, program_state
 
 MAX_VIOLATING = 4
@@ -268,9 +268,8 @@ def run_perturbation(case: Case, compiler: Compiler, p: Perturbation, device: st
     ns_c, file_c = load_program(case.source, "guard-compiled")
     try:
         fn_e, raw_c = ns_e[case.entry], ns_c[case.entry]
-        fn_c = compiler.compile(raw_c, dict(ns_c.get("COMPILE_OPTIONS", {})))
-        if ns_c.get("DYNAMO_CONFIG"):
-            fn_c = with_dynamo_config(fn_c, dict(ns_c["DYNAMO_CONFIG"]))
+        fn_c = compile_with_config(compiler, raw_c, dict(ns_c.get("COMPILE_OPTIONS", {})),
+                                   dict(ns_c.get("DYNAMO_CONFIG", {})))
         states = []
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -81,14 +81,15 @@ def literal(text: str | None) -> str:
 
 
 def compile_call(entry: str, backend: str, plan: Plan, config: dict[str, Any]) -> str:
-    """`torch.compile(ns["f"], ...)` as the finding compiled it, under its Dynamo config patch if any."""
+    """`torch.compile(ns["f"], ...)` as the finding compiled it, under its Dynamo config patch if any: the
+    patch is on while `torch.compile` runs and while the compiled function is called."""
     kwargs = [f'backend="{backend}"' if not plan.frames else "backend=counter"]
     kwargs += [f"{k}={v!r}" for k, v in plan.options.items()]
-    call = f'torch.compile(ns["{entry}"], {", ".join(kwargs)})'
-    if config:
-        patch = ", ".join(f"{k}={v!r}" for k, v in config.items())
-        call = f"torch._dynamo.config.patch({patch})({call})"
-    return call
+    if not config:
+        return f'torch.compile(ns["{entry}"], {", ".join(kwargs)})'
+    patch = "torch._dynamo.config.patch(" + ", ".join(f"{k}={v!r}" for k, v in config.items()) + ")"
+    # compiled under the patch (some settings are read by torch.compile itself) and called under it
+    return f'{patch}({patch}(torch.compile)(ns["{entry}"], {", ".join(kwargs)}))'
 
 
 def calls_block(plan: Plan, device: str) -> str:
