@@ -1,12 +1,13 @@
 """Autograd and optimizers inside the compiled frame: `Tensor.backward()`, `torch.autograd.grad`, tensor
 hooks, and `torch.optim` steps on module-level parameters.
 
-Dynamo does not trace a backward call: it breaks the graph there, or, under
+Dynamo does not trace a backward call: it breaks the graph there; or, under
 `torch._dynamo.config.compiled_autograd`, hands the autograd graph to compiled autograd, which traces it
-again with Dynamo (hooks and all). An optimizer's `step()` is traced through `OptimizerVariable`, which
-marks its state as static inputs and guards on it. Each construct folds the gradient or the updated
-parameter into a returned tensor, so a wrong gradient, a hook run twice or not at all, or a stale
-optimizer state shows as a wrong value on the first call or the re-call.
+again with Dynamo (hooks and all); or, under `trace_autograd_ops`, traces it into the forward graph. An
+optimizer's `step()` is traced through `OptimizerVariable`, which marks its state as static inputs and
+guards on it. Each construct folds the gradient or the updated parameter into a returned tensor, so a
+wrong gradient, a hook run twice or not at all, or a stale optimizer state shows as a wrong value on the
+first call or the re-call.
 """
 from __future__ import annotations
 
@@ -19,7 +20,17 @@ from .stdlib_common import FAMILY
 
 # Tags a fragment adds only to some of its programs, each with its own off switch (DYNFUZZ_DISABLE_CONSTRUCTS)
 COMPILED_AUTOGRAD = "compiled-autograd"
+TRACE_AUTOGRAD_OPS = "trace-autograd-ops"
 LR_CHANGE = "optimizer-lr-change"
+
+# How Dynamo meets the backward: (tag, Dynamo settings). By default it breaks the graph there; compiled
+# autograd traces the autograd graph with Dynamo when backward runs; `trace_autograd_ops` puts
+# `backward()` and `autograd.grad` into the forward graph itself. One per program: the two together gave
+# a wrong gradient that each alone does not (a 30-line program of four backward blocks, not reduced).
+AUTOGRAD_MODES: tuple[tuple[str, dict[str, bool]], ...] = (
+    ("", {}), (COMPILED_AUTOGRAD, {"compiled_autograd": True}), (COMPILED_AUTOGRAD, {"compiled_autograd": True}),
+    (TRACE_AUTOGRAD_OPS, {"trace_autograd_ops": True}), (TRACE_AUTOGRAD_OPS, {"trace_autograd_ops": True}),
+)
 
 # (name, how the gradient of the fresh leaf `$W` is computed into `$G` ("; " between statements), a bound
 # on |grad| / |operand|)
@@ -55,10 +66,11 @@ def _linspace(shape: tuple[int, ...], device: str) -> str:
     return f"torch.linspace(-1.0, 1.0, {numel}, device={device}).reshape({shape!r})"
 
 
-@fragment(FAMILY, "autograd-backward", weight=9, nestable=False)
+@fragment(FAMILY, "autograd-backward", weight=16, nestable=False)
 def autograd_backward(draw, b: Builder) -> None:
     """A gradient taken inside the frame, of a fresh leaf against a detached tensor, under `enable_grad`;
-    in two cases of three with compiled autograd on, which traces that backward (and its hooks) with Dynamo."""
+    in two cases of five with compiled autograd on, which traces that backward (and its hooks) with Dynamo,
+    in two with `trace_autograd_ops`, which traces it into the forward graph."""
     text, var, bound = operand(draw, b)
     w, d, g, loss, hook = (b.fresh(p) for p in ("w", "d", "g", "loss", "hk"))
     _, form, factor = b.pick(draw, _GRAD_FORMS)
@@ -66,13 +78,15 @@ def autograd_backward(draw, b: Builder) -> None:
     lines = [f"{w} = {_linspace(var.shape, f'{var.name}.device')}.requires_grad_()",
              f"{d} = ({text}).detach().float()", *body.split("; ")]
     emit(b, "with torch.enable_grad():\n" + "\n".join("    " + line for line in lines))
-    if choose(draw, (True, True, False)) and COMPILED_AUTOGRAD not in disabled_constructs():
-        b.dynamo_config["compiled_autograd"] = True
-        b.tag(COMPILED_AUTOGRAD)
+    mode = b.pick(draw, AUTOGRAD_MODES)
+    chosen = any(k in b.dynamo_config for _, settings in AUTOGRAD_MODES for k in settings)  # first one wins
+    if mode[0] and mode[0] not in disabled_constructs() and not chosen:
+        b.dynamo_config.update(mode[1])
+        b.tag(mode[0])
     result(b, f"{g}.detach() + {text}", var.shape, bound * (factor * 3 + 1), prefix="gr")
 
 
-@fragment(FAMILY, "optimizer-step", weight=10, nestable=False)
+@fragment(FAMILY, "optimizer-step", weight=8, nestable=False)
 def optimizer_step(draw, b: Builder) -> None:
     """A module-level parameter and optimizer; the frame sets the gradient from a visible tensor, steps
     (and at times zeroes the gradient), and returns the parameter. In three cases of four the learning rate is halved

@@ -92,6 +92,10 @@ FULLGRAPH_REFUSALS = (  # (gb_type, word the message must contain, reason)
      "under fullgraph"),
     ("Skip calling `torch.compiler.disable()`d function", "", "a torch.compiler.disable'd function under fullgraph"),
     ("Invalid call to __build_class__", "class definition", "a class statement in the frame under fullgraph"),
+    ("Unsupported Tensor.backward() call", "trace_autograd_ops", "Tensor.backward() without trace_autograd_ops "
+     "under fullgraph"),
+    ("using `torch.autograd.grad` with `torch._dynamo.config.trace_autograd_ops=False`", "",
+     "torch.autograd.grad without trace_autograd_ops under fullgraph"),
 )
 # Releases before graph-break types (torch < 2.7) name the construct in the message alone: (the whole
 # message as a regular expression, reason); the messages are torch 2.5.1's.

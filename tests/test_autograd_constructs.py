@@ -1,6 +1,7 @@
 """Autograd and optimizers inside the compiled frame (generators/stdlib_autograd.py): a backward, an
-`autograd.grad` or a hooked backward of a fresh leaf, under compiled autograd in a share of cases; an
-optimizer step on a module-level parameter, with its learning rate changed between calls at times.
+`autograd.grad` or a hooked backward of a fresh leaf, under compiled autograd or `trace_autograd_ops` in a
+share of cases; an optimizer step on a module-level parameter, with its learning rate changed between calls
+at times.
 
 Checked here: each tag has its share of the default mix, the programs run eagerly and hold their construct,
 the compiled-autograd setting reaches `torch.compile` itself (it is read there, not while tracing), and
@@ -25,7 +26,7 @@ from dynfuzz.sample import intended
 
 from tests.test_mutants_cells import mutant_finding
 
-TAGS = ("autograd-backward", "compiled-autograd", "optimizer-step", "optimizer-lr-change")
+TAGS = ("autograd-backward", "compiled-autograd", "trace-autograd-ops", "optimizer-step", "optimizer-lr-change")
 # mutant -> (construct tag it needs, seed-0 stdlib cases that find it, with margin)
 CAMPAIGNS = {
     "compiled-autograd-double-accumulate": ("compiled-autograd", 60),
@@ -34,6 +35,7 @@ CAMPAIGNS = {
 NAMES = {
     "autograd-backward": {".backward", "torch.autograd.grad"},
     "compiled-autograd": {".backward", "torch.autograd.grad"},
+    "trace-autograd-ops": {".backward", "torch.autograd.grad"},
     "optimizer-step": {".step"},
     "optimizer-lr-change": {".param_groups"},
 }
@@ -69,6 +71,7 @@ def test_programs_hold_their_construct_and_run_eagerly():
             if tag in case.tags:
                 assert found & NAMES[tag], (tag, case.source)
         assert ("compiled-autograd" in case.tags) == bool(case.dynamo_config.get("compiled_autograd"))
+        assert ("trace-autograd-ops" in case.tags) == bool(case.dynamo_config.get("trace_autograd_ops"))
     bad = [c for c in cases if not intended(c, observe(c.source, c.entry, "cpu", None, "eager"))]
     assert not bad, bad[0].source if bad else ""
 

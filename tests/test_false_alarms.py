@@ -43,6 +43,20 @@ DELIBERATE = {  # construct -> (program body, fullgraph it is refused under)
             y.t_()
             return x + 1
     """, True),
+    "Tensor.backward() without trace_autograd_ops under fullgraph": ("""
+        import torch
+        def f(x, y):
+            w = x.detach().clone().requires_grad_()
+            (w * 2).sum().backward()
+            return w.grad + y.sum()
+    """, True),
+    "torch.autograd.grad without trace_autograd_ops under fullgraph": ("""
+        import torch
+        def f(x, y):
+            w = x.detach().clone().requires_grad_()
+            (g,) = torch.autograd.grad((w * 2).sum(), [w])
+            return g + y.sum()
+    """, True),
     "side effect or graph break inside a torch.cond branch": ("""
         import torch
         LOG = []
