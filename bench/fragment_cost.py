@@ -36,9 +36,10 @@ def draw_recording(seed: int, families: tuple[str, ...]):
     picked: list[tuple[str, str]] = []
 
     def picker(draw, table):
-        frag = choose(draw, table)
-        picked.append((frag.family, frag.name))
-        return frag
+        option = choose(draw, table)
+        if hasattr(option, "family"):  # the picker also sees snippet pools and Dynamo settings (Builder.pick)
+            picked.append((option.family, option.name))
+        return option
 
     data = data_from_seed(seed)
     program = data.draw(programs(families, picker=picker))

@@ -70,7 +70,10 @@ def _linspace(shape: tuple[int, ...], device: str) -> str:
 def autograd_backward(draw, b: Builder) -> None:
     """A gradient taken inside the frame, of a fresh leaf against a detached tensor, under `enable_grad`;
     in two cases of five with compiled autograd on, which traces that backward (and its hooks) with Dynamo,
-    in two with `trace_autograd_ops`, which traces it into the forward graph."""
+    in two with `trace_autograd_ops`, which traces it into the forward graph. Once a program: each
+    backward costs a graph break and a compile, and a second one reaches nothing the first does not."""
+    if "autograd-backward" in b.tags:
+        return
     text, var, bound = operand(draw, b)
     w, d, g, loss, hook = (b.fresh(p) for p in ("w", "d", "g", "loss", "hk"))
     _, form, factor = b.pick(draw, _GRAD_FORMS)
@@ -92,6 +95,8 @@ def optimizer_step(draw, b: Builder) -> None:
     (and at times zeroes the gradient), and returns the parameter. In three cases of four the learning rate is halved
     between calls, as a scheduler would: a step traced with stale optimizer state or a stale learning rate
     (a guard missing on either) shows as a wrong parameter on the re-call."""
+    if "optimizer-step" in b.tags:  # once a program, as the backward above
+        return
     text, var, bound = operand(draw, b)
     p, opt = b.fresh("P_"), b.fresh("OPT_")
     kind, make = b.pick(draw, _OPTIMIZERS)
