@@ -401,6 +401,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("dynfuzz: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `dynfuzz sample | head`: the reader left; not an internal error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except Exception as e:  # a bug in dynfuzz: one line, the traceback in a file, exit 3 (never a torch finding)
         return _internal_error(e)
 

@@ -210,3 +210,16 @@ def test_entry_bound_by_tuple_assignment_from_a_factory_is_found(tmp_path):
             return (torch.ones(2, device=device),)
     """))
     assert read_program(prog).case.entry == "f"
+
+
+def test_a_reader_that_leaves_early_is_not_an_internal_error():
+    """`dynfuzz sample -n 200 | head -1` closes the pipe mid-print: no 'internal error' line, no traceback
+    file; the exit is the shell's SIGPIPE status (141), as for any filter cut short."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([sys.executable, "-m", "dynfuzz", "sample", "-n", "200", "--seed", "1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, env=env)
+    proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=300) == 141, err
+    assert "internal error" not in err and "Traceback" not in err, err
