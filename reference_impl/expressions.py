@@ -189,6 +189,8 @@ class Expressions:
                 kwargs[k.arg] = self.eval(k.value, frame)
         if fn is super and not args:
             args = self.super_args(frame, node.lineno)
+        if (fn is locals or fn is vars) and not args and not kwargs:
+            return self.observer.fresh(self.frame_locals(frame))
         if "out" in kwargs and isinstance(kwargs["out"], torch.Tensor):
             self.observer.mutation(kwargs["out"], "tensor-data", "out=", node.lineno)
         if isinstance(obj, torch.Tensor):
@@ -203,6 +205,17 @@ class Expressions:
             if sym is not None:
                 return sym
         return self.call(fn, args, kwargs, line)
+
+    @staticmethod
+    def frame_locals(frame: Frame) -> dict[str, Any]:
+        """What `locals()` (or `vars()`) returns in `frame`: its bound fast locals, then its bound cells."""
+        out = dict(frame.locals)
+        for name, cell in frame.cells.items():
+            try:
+                out.setdefault(name, cell.cell_contents)
+            except ValueError:  # an empty cell is not a bound name
+                pass
+        return out
 
     def super_args(self, frame: Frame, line: int) -> list:
         cell = frame.cells.get("__class__")

@@ -249,3 +249,23 @@ def test_len_of_a_shape_is_the_number_of_dimensions():
     """)
     out = trace_case(Case(source, seed=0)).calls[0].output
     assert [float(t) for t in out] == [1.0, 3.0]
+
+
+def test_locals_and_vars_see_the_frame_bindings():
+    """`locals()` and `vars()` in the traced frame return its bound locals and cells (a KeyError in the
+    reference once made selfcheck report a disagreement on a stdlib-objects program)."""
+    src = textwrap.dedent('''
+        import torch
+        def f(x):
+            a = x.dim() + 1
+            def g():
+                return a
+            b = a * 2
+            n = int('a' in locals()) + 2 * int('zz' in locals()) + locals()['b'] + vars()['a'] + g()
+            return x + n
+        def inputs(device, call=0):
+            return (torch.linspace(-1, 1, 4),)
+    ''')
+    ns, _ = load_program(src, "t")
+    ct = Tracer(Program(src)).trace_call(ns["f"], ns["inputs"]("cpu"), ("x",))
+    assert torch.equal(ct.output, ns["f"](*ns["inputs"]("cpu")))
