@@ -22,6 +22,10 @@ class SymInt(int):
         obj.expr = expr
         return obj
 
+    def __reduce__(self) -> tuple:
+        """Copied and pickled with its expression (`copy.deepcopy` of a container holding a size)."""
+        return (SymInt, (int(self), self.expr))
+
 
 class SymFloat(float):
     """A float with the sympy expression it was derived from."""
@@ -32,6 +36,10 @@ class SymFloat(float):
         obj = super().__new__(cls, value)
         obj.expr = expr
         return obj
+
+    def __reduce__(self) -> tuple:
+        """Copied and pickled with its expression (`copy.deepcopy` of a container holding a size)."""
+        return (SymFloat, (float(self), self.expr))
 
 
 def symbol(name: str, value: Any, positive: bool = False) -> Any:

@@ -269,3 +269,21 @@ def test_locals_and_vars_see_the_frame_bindings():
     ns, _ = load_program(src, "t")
     ct = Tracer(Program(src)).trace_call(ns["f"], ns["inputs"]("cpu"), ("x",))
     assert torch.equal(ct.output, ns["f"](*ns["inputs"]("cpu")))
+
+
+def test_a_deep_copy_of_a_container_holding_a_size_keeps_it():
+    """`copy.deepcopy([{'k': x.size(0)}])`: the reference's symbolic size is copied with its expression (it
+    raised TypeError from int's reduce protocol, a selfcheck disagreement on a stdlib-objects program)."""
+    src = textwrap.dedent('''
+        import copy
+        import torch
+        def f(x):
+            c = copy.deepcopy([[1, 2], {'k': x.size(0)}])
+            c[0].append(copy.copy(x.size(0)))
+            return x + len(c[0]) + c[1]['k']
+        def inputs(device, call=0):
+            return (torch.linspace(-1, 1, 4),)
+    ''')
+    ns, _ = load_program(src, "t")
+    ct = Tracer(Program(src)).trace_call(ns["f"], ns["inputs"]("cpu"), ("x",))
+    assert torch.equal(ct.output, ns["f"](*ns["inputs"]("cpu")))
