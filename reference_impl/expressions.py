@@ -103,13 +103,13 @@ class Expressions:
         return result
 
     def visit_BoolOp(self, node: ast.BoolOp, frame: Frame) -> Any:
-        value = None
-        for operand in node.values:
+        *tested, last = node.values
+        for operand in tested:  # as Python: the last operand is returned untested (it may be a tensor)
             value = self.eval(operand, frame)
             truth = self.truth(value, node.lineno, "and/or")
             if isinstance(node.op, ast.And) and not truth or isinstance(node.op, ast.Or) and truth:
                 return value
-        return value
+        return self.eval(last, frame)
 
     def visit_Compare(self, node: ast.Compare, frame: Frame) -> Any:
         left = self.eval(node.left, frame)

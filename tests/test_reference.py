@@ -287,3 +287,20 @@ def test_a_deep_copy_of_a_container_holding_a_size_keeps_it():
     ns, _ = load_program(src, "t")
     ct = Tracer(Program(src)).trace_call(ns["f"], ns["inputs"]("cpu"), ("x",))
     assert torch.equal(ct.output, ns["f"](*ns["inputs"]("cpu")))
+
+
+def test_the_last_operand_of_and_or_is_not_tested_for_truth():
+    """`0 or t` and `flag and t * 2` return the tensor without calling bool on it (the reference did, and
+    raised 'Boolean value of Tensor ... is ambiguous' where eager runs)."""
+    src = textwrap.dedent('''
+        import torch
+        def f(x):
+            a = 0 or x
+            b = (a is not None and x * 2) + (0 and 5 or 1)
+            return a + b
+        def inputs(device, call=0):
+            return (torch.linspace(-1, 1, 4),)
+    ''')
+    ns, _ = load_program(src, "t")
+    ct = Tracer(Program(src)).trace_call(ns["f"], ns["inputs"]("cpu"), ("x",))
+    assert torch.equal(ct.output, ns["f"](*ns["inputs"]("cpu")))
