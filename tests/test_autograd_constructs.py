@@ -15,7 +15,6 @@ import subprocess
 import sys
 from collections import Counter
 from functools import lru_cache
-from pathlib import Path
 
 import pytest
 from dynfuzz.generators import case_seed, draw_case
@@ -25,6 +24,7 @@ from dynfuzz.run.execute import observe
 from dynfuzz.sample import intended
 
 from tests.test_mutants_cells import mutant_finding
+from tests.test_stdlib import stdlib_campaign
 
 TAGS = ("autograd-backward", "compiled-autograd", "trace-autograd-ops", "optimizer-step", "optimizer-lr-change")
 # mutant -> (construct tag it needs, seed-0 stdlib cases that find it, with margin)
@@ -95,25 +95,15 @@ def test_each_mutant_names_its_construct():
         assert registry[name].construct == construct
 
 
-def _campaign(out: Path, mutant: str, cases: int, disable: str = "") -> list[Path]:
-    env = {**os.environ, DISABLE_ENV: disable}
-    env.pop(ENV, None)
-    cmd = [sys.executable, "-m", "dynfuzz", "fuzz", "--cases", str(cases), "--family", "stdlib", "--workers", "1",
-           "--seed", "0", "--no-db", "--no-progress", "--no-minimize", "--budget", "600s", "--out", str(out),
-           "--mutant", mutant]
-    subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
-    return sorted(out.glob("findings/*/repro.py"))
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("mutant", sorted(CAMPAIGNS))
 def test_a_short_campaign_finds_the_mutant(tmp_path, mutant):
     construct, cases = CAMPAIGNS[mutant]
-    assert mutant_finding(_campaign(tmp_path / "on", mutant, cases), mutant, construct) is not None
+    assert mutant_finding(stdlib_campaign(tmp_path / "on", mutant=mutant, cases=cases), mutant, construct) is not None
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mutant", sorted(CAMPAIGNS))
 def test_without_its_construct_the_mutant_survives(tmp_path, mutant):
     construct, cases = CAMPAIGNS[mutant]
-    assert mutant_finding(_campaign(tmp_path / "off", mutant, cases, disable=construct), mutant, None) is None
+    assert mutant_finding(stdlib_campaign(tmp_path / "off", construct, mutant, cases), mutant, None) is None

@@ -148,21 +148,22 @@ def test_the_mutant_names_its_construct():
     assert load()[MUTANT].construct == CONSTRUCT
 
 
-def _campaign(out: Path, disable: str = "") -> list[Path]:
+def stdlib_campaign(out: Path, disable: str = "", mutant: str = MUTANT, cases: int = CASES) -> list[Path]:
+    """A seed-0 stdlib campaign under `mutant` in a fresh process, constructs `disable` off; its repros."""
     env = {**os.environ, DISABLE_ENV: disable}
     env.pop(ENV, None)
-    cmd = [sys.executable, "-m", "dynfuzz", "fuzz", "--cases", str(CASES), "--family", "stdlib", "--workers", "1",
+    cmd = [sys.executable, "-m", "dynfuzz", "fuzz", "--cases", str(cases), "--family", "stdlib", "--workers", "1",
            "--seed", "0", "--no-db", "--no-progress", "--no-minimize", "--budget", "600s", "--out", str(out),
-           "--mutant", MUTANT]
+           "--mutant", mutant]
     subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
     return sorted(out.glob("findings/*/repro.py"))
 
 
 @pytest.mark.slow
 def test_a_short_campaign_of_the_family_finds_the_mutant(tmp_path):
-    assert mutant_finding(_campaign(tmp_path / "on"), MUTANT, CONSTRUCT) is not None
+    assert mutant_finding(stdlib_campaign(tmp_path / "on"), MUTANT, CONSTRUCT) is not None
 
 
 @pytest.mark.slow
 def test_without_functools_the_mutant_survives(tmp_path):
-    assert mutant_finding(_campaign(tmp_path / "off", disable=CONSTRUCT), MUTANT, None) is None
+    assert mutant_finding(stdlib_campaign(tmp_path / "off", disable=CONSTRUCT), MUTANT, None) is None
