@@ -91,6 +91,9 @@ FULLGRAPH_REFUSALS = (  # (gb_type, word the message must contain, reason)
     ("Attempted to call function marked as skipped", "intentionally", "a function Dynamo deliberately skips, "
      "under fullgraph"),
     ("Skip calling `torch.compiler.disable()`d function", "", "a torch.compiler.disable'd function under fullgraph"),
+    ("Skip inlining `torch.compiler.disable()`d function", "", "a torch.compiler.disable'd function under fullgraph"),
+    ("Attempted to use `torch.nn.Parameter()` constructor with Dynamo", "", "an nn.Parameter constructed in the "
+     "frame under fullgraph"),
     ("Invalid call to __build_class__", "class definition", "a class statement in the frame under fullgraph"),
     ("Unsupported Tensor.backward() call", "trace_autograd_ops", "Tensor.backward() without trace_autograd_ops "
      "under fullgraph"),

@@ -43,6 +43,21 @@ DELIBERATE = {  # construct -> (program body, fullgraph it is refused under)
             y.t_()
             return x + 1
     """, True),
+    "an nn.Parameter constructed in the frame under fullgraph": ("""
+        import torch
+        def f(x, y):
+            lin = torch.nn.Linear(4, 4)
+            return x + lin.weight.shape[0]
+    """, True),
+    "a torch.compiler.disable'd function under fullgraph": ("""
+        import torch
+        class Skipper:
+            @torch.compiler.disable
+            def run(self, t):
+                return t * 2
+        def f(x, y):
+            return Skipper().run(x) + 1
+    """, True),
     "Tensor.backward() without trace_autograd_ops under fullgraph": ("""
         import torch
         def f(x, y):
