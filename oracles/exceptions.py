@@ -110,7 +110,8 @@ UNTYPED_FULLGRAPH_REFUSALS = (
     (r"builtin: print \[.*\] (True|False)", "print() under fullgraph"),
 )
 HOP_REFUSAL_WORDS = ("Unsafe side effect", "Mutating a variable", "input mutation", "aliasing",
-                     "Failed to trace builtin operator", "graph_break()")
+                     "Failed to trace builtin operator", "graph_break()",
+                     "Forced graph break")  # config.debug_force_graph_break_on_leaf_return inside a branch
 
 
 def deliberate_refusal(err: ExcInfo, fullgraph: bool) -> str | None:

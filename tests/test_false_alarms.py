@@ -195,3 +195,13 @@ def test_a_dynamo_setting_this_torch_lacks_skips_the_case(judge_source):
         def inputs(device, call=0):
             return (torch.ones(2, device=device),)
     """), dynamo_config_items=(("capture_scalar_outputs", False),)).skipped is None
+
+
+def test_a_forced_graph_break_inside_a_cond_branch_is_by_design():
+    """Under `debug_force_graph_break_on_leaf_return` (a Dynamo setting dynfuzz draws), a branch's leaf
+    function return breaks the graph, and torch.cond refuses any graph break in a branch: every 1,000-case
+    bench run filed this as a crash."""
+    err = ExcInfo("UncapturedHigherOrderOpError", "torch._dynamo.exc",
+                  "This higher order operator doesn't work unless it is captured completely with torch.compile. "
+                  "Got graph break/error:\n\nForced graph break on leaf function\n  Higher Order Operator: torch.cond")
+    assert deliberate_refusal(err, fullgraph=False) == "side effect or graph break inside a torch.cond branch"
