@@ -40,3 +40,18 @@ def dynamo_config(draw, b: Builder) -> None:
         b.compile_options["dynamic"] = True
     b.dynamo_config.update(settings)
     b.tag(tag)
+
+
+# COMPILE_OPTIONS export modes: the program is exported at its call's arguments instead of compiled
+# (harness/run/export.py): strict torch.export, and torch._dynamo.export with and without aten_graph.
+EXPORT_MODES = ("strict", "dynamo", "dynamo-aten")
+
+
+@fragment("export", "export", weight=10, nestable=False)
+def export(draw, b: Builder) -> None:
+    """Export this program instead of compiling it: one call, judged on its outputs and errors (first drawn
+    wins). Export traces through Dynamo's export paths (one whole graph, a rewritten signature, lifted
+    parameters and constants), which `torch.compile` never runs."""
+    if "export" in b.compile_options:
+        return
+    b.compile_options["export"] = b.pick(draw, EXPORT_MODES)

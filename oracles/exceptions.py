@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from .model import ExcInfo, Finding, Observations, finding
+from .policy import EXPORTED
 from .registry import oracle, renders
 
 REFUSALS = {"Unsupported", "UncapturedHigherOrderOpError", "UserError", "ConstraintViolationError",
@@ -114,9 +115,15 @@ HOP_REFUSAL_WORDS = ("Unsafe side effect", "Mutating a variable", "input mutatio
                      "Forced graph break")  # config.debug_force_graph_break_on_leaf_return inside a branch
 
 
-def deliberate_refusal(err: ExcInfo, fullgraph: bool) -> str | None:
-    """Why `err` is Dynamo correctly refusing a construct the program uses on purpose, or None."""
+def deliberate_refusal(err: ExcInfo, fullgraph: bool, exported: str | None = None) -> str | None:
+    """Why `err` is Dynamo correctly refusing a construct the program uses on purpose, or None. Exported
+    (`exported`: the export mode), every `Unsupported` and `UserError` is one: export documents that a
+    graph break, a non-pytree input or output, or an optional parameter is an error there."""
     text = err.detail or err.message
+    if exported and err.type in ("Unsupported", "UserError"):
+        return f"refused by export ({exported}): {err.gb_type or err.type}"
+    if exported and err.type == "SkipTest" and "on export" in text:  # debug_force_graph_break_on_leaf_return
+        return f"refused by export ({exported}): a forced graph break"
     if err.type == "ConstraintViolationError":
         return "a dimension marked dynamic is specialised (ConstraintViolationError, by design)"
     if err.type == "UncapturedHigherOrderOpError" and any(w in text for w in HOP_REFUSAL_WORDS):
@@ -138,7 +145,7 @@ def skip_reason(case, obs: Observations) -> tuple[int, str] | None:
         return None
     for e_call, c_call in zip(obs.eager.calls, obs.compiled.calls):
         if e_call.error is None and c_call.error is not None:
-            reason = deliberate_refusal(c_call.error, obs.fullgraph)
+            reason = deliberate_refusal(c_call.error, obs.fullgraph, obs.extra.get(EXPORTED))
             return (e_call.index, reason) if reason else None
         if (e_call.error is None) != (c_call.error is None):
             return None
@@ -160,7 +167,7 @@ def exceptions(case, obs: Observations, trace=None) -> list[Finding]:
                                  f"call {i}: eager raised {e.type}, compiled returned normally",
                                  f"missing {e.type}", call=i, details=(f"eager: {e.type}: {e.message}",)))
         elif e is None and c is not None:
-            if deliberate_refusal(c, obs.fullgraph) is None:
+            if deliberate_refusal(c, obs.fullgraph, obs.extra.get(EXPORTED)) is None:
                 found.append(_compiled_only(c, i, obs.fullgraph))
         elif not _same_failure(e, c, obs.fullgraph):
             found.append(finding("exceptions", "exception-mismatch",

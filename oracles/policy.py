@@ -24,6 +24,7 @@ from .snapshot import tolerance as snapshot_tolerance
 # Facts the harness records in Observations.extra for the rules below.
 RNG_USED = "rng_used"  # bool: the eager run advanced the random number generator
 BACKEND_CONFIG = "backend_config"  # dict: torch._inductor.config values the compiled run used
+EXPORTED = "exported"  # str: the program was exported in this mode (COMPILE_OPTIONS export), not compiled
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,13 @@ RULES: tuple[Rule, ...] = (
          "(builder.py calls decorators.mark_static_address, which sets `_dynamo_static_input_type`), a hint for "
          "cudagraphs. Only that one extra attribute name is excused.",
          names=frozenset({"_dynamo_static_input_type"})),
+    Rule("export-autograd-metadata", frozenset({"eager", "aot_eager", "inductor"}), frozenset({"out"}),
+         frozenset({"requires_grad", "is_leaf", "view", "storage", "identity"}),
+         "An exported program (COMPILE_OPTIONS export) is judged on its output values only (harness/run/export.py): "
+         "export keeps a custom autograd.Function's forward alone, run without grad as eager runs it, and its "
+         "graph returns fresh tensors, so whether an output requires grad, is a leaf, a view, or the very "
+         "object eager returned are not export's promise.",
+         lambda obs: bool(obs.extra.get(EXPORTED))),
     Rule("cross-device-placement", frozenset({"eager", "aot_eager", "inductor"}),
          frozenset({"out", "args", "state", "between"}), frozenset({"device"}),
          "Compared across devices (--cross-device: a CUDA run against CPU eager), every tensor lives on "

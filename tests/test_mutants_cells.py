@@ -39,7 +39,7 @@ RUN_WITH_MUTANT = ("import sys, runpy; from dynfuzz.mutants import apply; "
 
 def campaign(out: Path, mutant: str, cases: int, family: str, disable: str = "") -> list[Path]:
     """Run a seed-0 campaign under `mutant` in a fresh process; the repro of every bucket it saved."""
-    env = {**os.environ, DISABLE_ENV: ",".join(filter(None, (disable, ALWAYS_OFF[family])))}
+    env = {**os.environ, DISABLE_ENV: ",".join(filter(None, (disable, ALWAYS_OFF.get(family, ""))))}
     env.pop(ENV, None)
     cmd = [sys.executable, "-m", "dynfuzz", "fuzz", "--cases", str(cases), "--family", family, "--workers", "1",
            "--seed", "0", "--no-db", "--no-progress", "--no-minimize", "--budget", "600s", "--out", str(out),

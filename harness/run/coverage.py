@@ -33,16 +33,17 @@ FRONTEND = ("symbolic_convert.py", "side_effects.py", "guards.py", "variables/",
 # Also out of reach: handlers of opcodes this Python does not have (`other_python_opcode`).
 # Out of reach by design for a single-process CPU fuzzer of the front end with the eager/aot_eager/inductor
 # backends: minifier and repro tooling, backends other than the registry and the debugging (eager) ones,
-# distributed, test utilities, export/packaging/precompile, profilers and debuggers. (Compiled autograd and
-# optimizers were on this list until the `autograd-backward` and `optimizer-step` fragments reached them.)
+# distributed, test utilities, packaging/precompile, profilers and debuggers. (Compiled autograd, optimizers,
+# export and graph deduplication were on this list until the `autograd-backward`, `optimizer-step` and
+# `export` fragments and the `config-graph-deduplication` setting reached them.)
 OUT_OF_REACH = ("repro/", "backends/cudagraphs.py", "backends/distributed.py", "backends/onnxrt.py",
                 "backends/tensorrt.py", "backends/torchxla.py", "backends/tvm.py", "backends/inductor.py",
                 "backends/huggingface.py", "distributed.py", "variables/distributed.py",
                 "test_case.py", "test_minifier_common.py", "testing.py", "bytecode_debugger.py", "debug_utils.py",
                 "package.py", "precompile_context.py", "aot_compile.py", "aot_compile_types.py",
-                "functional_export.py", "dynamo_profiler.py", "profiler.py", "comptime.py",
+                "dynamo_profiler.py", "profiler.py", "comptime.py",
                 "variables/script_object.py", "variables/streams.py", "device_interface.py", "replay_record.py",
-                "graph_deduplication.py", "graph_region_tracker.py", "_trace_wrapped_higher_order_op.py",
+                "_trace_wrapped_higher_order_op.py",
                 "variables/sdpa.py", "create_parameter_op.py", "polyfills/fx.py", "polyfills/os.py",
                 "polyfills/sys.py", "polyfills/struct.py", "polyfills/torch_c_nn.py", "dce_extra_outputs.py")
 

@@ -146,6 +146,7 @@ def _run_plan(ns, entry, device, compiler, obs, keep_live) -> None:
     if config:
         obs.extra["dynamo_config"] = config
     target: Callable = compile_with_config(compiler, fn, options, config) if compiler else fn
+    exported = compiler is not None and "export" in options
     calls = int(ns.get("CALLS", 2))
     for i in range(calls):
         between_value, between_error = None, None
@@ -174,7 +175,11 @@ def _run_plan(ns, entry, device, compiler, obs, keep_live) -> None:
         if i == 0:
             obs.first_call_seconds = seconds
         with _snapshot_errors("after the call"):
-            state = take({"args": args, "out": out, "state": program_state(ns), "between": between_value},
+            # Exported, only outputs and errors are judged (Note [What an export run is judged on]); the
+            # frame's globals may even hold the fake tensors export traced with (a Python side effect applied
+            # during tracing and, unlike under torch.compile, never replayed with real ones)
+            visible = {} if exported else program_state(ns)
+            state = take({"args": args, "out": out, "state": visible, "between": between_value},
                          known_tensors=known)
         obs.calls.append(CallRecord(i, error, state, before, out if keep_live else None,
                                     args if keep_live else None, between_error, seconds,

@@ -104,8 +104,10 @@ def forget_imported_module(name: str) -> None:
     if hasattr(cached, "cache_clear"):
         cached.cache_clear()
     # Every higher-order op whose eager implementation compiles the user's function (cond, while_loop, map,
-    # scan...) leaves the alias in its own module's globals.
-    for module in _hop_modules():
+    # scan...) leaves the alias in its own module's globals; so does strict torch.export, whose traced root
+    # frame is a wrapper in torch._dynamo.functional_export (harness/run/export.py).
+    export = sys.modules.get("torch._dynamo.functional_export")
+    for module in [*_hop_modules(), *([export] if export is not None else [])]:
         vars(module).pop(f"__import_{name}", None)
 
 

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from dynfuzz.triage.minimize import Minimized
 
 VERDICTS = ("reproduces", "flaky", "error")
+EXPORT_CALLS = {"strict": "torch.export.export(strict=True)", "dynamo": "torch._dynamo.export",
+                "dynamo-aten": "torch._dynamo.export(aten_graph=True)"}
 # Oracles whose divergence may involve a call that raised: the repro keeps an exception as the call's result.
 _CATCHING = ("exceptions", "illegal", "effects", "grads")
 _GRAD_WORDS = ("requires_grad", "Parameter", "register_hook", "torch.nn")
@@ -109,7 +111,7 @@ def plan_for(case: Case, finding: Finding | None, spec: CompileSpec) -> Plan:
     if spec.dynamic is not None:
         options["dynamic"] = spec.dynamic
     compile_options = _program_literal(case.source, "COMPILE_OPTIONS") or {}
-    options.update({k: v for k, v in compile_options.items() if k in ("dynamic", "fullgraph")})
+    options.update({k: v for k, v in compile_options.items() if k in ("dynamic", "fullgraph", "export")})
     if options.get("fullgraph") is False:
         del options["fullgraph"]
     text = case.source + (case.eager_source or "")
@@ -138,9 +140,11 @@ def _about(spec: CompileSpec, plan: Plan, meta: dict[str, Any], note: str = "") 
     """The docstring's body: any note, then the torch version and the compile call the repro makes."""
     kwargs = ", ".join([f'backend="{spec.backend}"', *(f"{k}={v!r}" for k, v in plan.options.items())])
     doubled = f" (found with the test double {spec.compiler!r})" if spec.compiler != "torch" else ""
+    how = f"torch.compile({kwargs})"
+    if "export" in plan.options:
+        how = EXPORT_CALLS[plan.options["export"]] + " at the call's arguments, the exported graph run on them"
     lines = [note.strip()] if note.strip() else []
-    lines.append(f"torch {meta.get('torch')}, torch.compile({kwargs}){doubled}: exits 1 while the bug is present, "
-                 f"0 once fixed.")
+    lines.append(f"torch {meta.get('torch')}, {how}{doubled}: exits 1 while the bug is present, 0 once fixed.")
     return "\n".join(lines)
 
 

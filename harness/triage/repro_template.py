@@ -83,13 +83,20 @@ def literal(text: str | None) -> str:
 def compile_call(entry: str, backend: str, plan: Plan, config: dict[str, Any]) -> str:
     """`torch.compile(ns["f"], ...)` as the finding compiled it, under its Dynamo config patch if any: the
     patch is on while `torch.compile` runs and while the compiled function is called."""
+    if "export" in plan.options:  # harness/run/export.py: exported, not compiled, at each call's arguments
+        exported = f'exported(ns["{entry}"], {plan.options["export"]!r})'
+        return f"torch._dynamo.config.patch({_settings(config)})({exported})" if config else exported
     kwargs = [f'backend="{backend}"' if not plan.frames else "backend=counter"]
     kwargs += [f"{k}={v!r}" for k, v in plan.options.items()]
     if not config:
         return f'torch.compile(ns["{entry}"], {", ".join(kwargs)})'
-    patch = "torch._dynamo.config.patch(" + ", ".join(f"{k}={v!r}" for k, v in config.items()) + ")"
+    patch = f"torch._dynamo.config.patch({_settings(config)})"
     # compiled under the patch (some settings are read by torch.compile itself) and called under it
     return f'{patch}({patch}(torch.compile)(ns["{entry}"], {", ".join(kwargs)}))'
+
+
+def _settings(config: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in config.items())
 
 
 def calls_block(plan: Plan, device: str) -> str:
@@ -120,6 +127,12 @@ def fill(*, title: str, about: str, meta: dict[str, Any], source: str, eager_sou
          backend: str, device: str, plan: Plan, config: dict[str, Any], check: list[str]) -> str:
     """The whole repro script; it must parse (checked here, so a rendering bug never reaches disk)."""
     helpers = BACKWARD if plan.backward else ""
+    imports = "import sys\nimport types\n"
+    if "export" in plan.options:
+        from dynfuzz.run.export import EXPORT_HELPER
+
+        helpers += EXPORT_HELPER
+        imports += "import copy\n"
     if plan.frames:
         helpers += f'\n\ncounter = torch._dynamo.testing.CompileCounterWithBackend("{backend}")\nframes = []\n'
     text = TEMPLATE.format(
@@ -132,6 +145,6 @@ def fill(*, title: str, about: str, meta: dict[str, Any], source: str, eager_sou
         eager_name="EAGER_PROGRAM" if eager_source else "PROGRAM", check="\n".join(check))
     if plan.frames:
         text = text.replace("import torch\n", "import torch\nimport torch._dynamo.testing\n", 1)
-    text = text.replace("import torch\n", "import sys\nimport types\n\nimport torch\n", 1)
+    text = text.replace("import torch\n", "".join(sorted(imports.splitlines(True))) + "\nimport torch\n", 1)
     ast.parse(text)
     return text

@@ -1,0 +1,75 @@
+"""Export as a way of compiling: a program whose COMPILE_OPTIONS name `export` is exported, not compiled.
+
+`torch.export.export(strict=True)` and `torch._dynamo.export` trace with Dynamo too, but through its
+export paths: the whole frame as one graph, a signature rewritten to take and return the user's
+pytrees, inputs and outputs matched back by identity, parameters and constants lifted. None of that
+runs under `torch.compile`. A program drawn with the `export` setting (generators/compile_config.py)
+is exported at the arguments of its call, and the exported graph is run on them.
+
+Note [What an export run is judged on]
+An exported program is a graph of tensor operations: the Python side effects of the traced frame
+(globals written, lists appended to, attributes set) are not replayed, by design, and a graph
+exported at call 0's arguments and state says nothing about call 1. So an export program makes one
+call (the generator writes `CALLS = 1`) and is judged only on its outputs and on whether it raised
+(`EXPORT_ORACLES`). `Unsupported` and `UserError` are export's documented refusals (a graph break, a
+non-pytree input, an optional parameter) and are deliberate skips (oracles/exceptions.py); any other
+error where eager ran, or any output that differs from eager's, is a finding.
+
+`EXPORT_HELPER` is the one text of the wrapper: the harness executes it, and the repro template pastes
+it, so a repro exports exactly as the campaign did.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from dynfuzz.generators.compile_config import EXPORT_MODES
+
+EXPORT_ORACLES = ("outputs", "exceptions")
+
+EXPORT_HELPER = '''
+
+def exported(fn, mode):  # fn exported at each call's arguments ("strict": torch.export; else torch._dynamo.export)
+    def call(*args):
+        try:  # torch._dynamo.export runs fn once: side effects on its arguments land on a copy
+            example = copy.deepcopy(args)
+        except Exception:
+            example = args
+        if mode == "strict":
+            class Entry(torch.nn.Module):
+                def forward(self, *a):
+                    return fn(*a)
+
+            return torch.export.export(Entry(), example, strict=True).module()(*args)
+        return torch._dynamo.export(fn, aten_graph=mode == "dynamo-aten")(*example).graph_module(*args)
+
+    return call
+'''
+
+
+def export_mode(options: dict[str, Any]) -> str | None:
+    """The export mode a program's COMPILE_OPTIONS ask for, or None to compile with `torch.compile`."""
+    mode = options.get("export")
+    if mode is None:
+        return None
+    if mode not in EXPORT_MODES:
+        raise ValueError(f"COMPILE_OPTIONS export={mode!r}: not one of {', '.join(EXPORT_MODES)}")
+    return str(mode)
+
+
+_helper: Callable[[Callable, str], Callable] | None = None
+
+
+def exported(fn: Callable, mode: str) -> Callable:
+    """`fn` exported (in `mode`) at the arguments of each call, and the exported graph run on them: the
+    function `EXPORT_HELPER` defines, executed once per process."""
+    global _helper
+    if _helper is None:
+        import copy
+
+        import torch
+
+        ns: dict[str, Any] = {"torch": torch, "copy": copy}
+        exec(compile(EXPORT_HELPER, "<dynfuzz-export-helper>", "exec"), ns)
+        _helper = ns["exported"]
+    return _helper(fn, mode)
