@@ -22,6 +22,9 @@ SHAPES = ((4,), (3, 4), (2, 3), (4, 4), (2,), (1, 4), (3,), (2, 2, 3))
 # families bring 422 of the table's 536 weight, which left the small families' constructs (layout, out= aliases,
 # conds closing over outer tensors, unbacked sizes) under 2% of programs. `--family` tables are unchanged.
 DEFAULT_MIX_BOOST = {"conds": 3, "resizes": 3}
+# Families that are a way of running a program rather than constructs of it: asked for alone (`--family
+# export`), their fragment is the featured one and the rest of the program is drawn from the default mix.
+OVERLAY_FAMILIES = ("export",)
 
 
 def family_names() -> list[str]:
@@ -51,8 +54,10 @@ def programs(draw, families: tuple[str, ...] = (), max_fragments: int = 4, picke
     (a forced draw of the index), so that the program re-draws from its choices alone, without the picker.
     """
     pick = picker or choose
-    table = _table(families)
-    featured = [f for f in table if f.family != "basic"] or table
+    overlay = bool(families) and set(families) <= set(OVERLAY_FAMILIES)
+    table = _table(() if overlay else families)
+    featured = ([f for f in _table(families) if f.family in families] if overlay else
+                [f for f in table if f.family != "basic"]) or table
     b = Builder()
     b.nestable = [f for f in table if f.nestable]
     b.picker = picker

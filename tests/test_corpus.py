@@ -133,7 +133,8 @@ def test_corpus_entry_is_a_short_repro_whose_verdict_matches_its_status(path):
     text = path.read_text()
     imports = {line.split()[1].split(".")[0] for line in text.split("\nPROGRAM = ")[0].splitlines()
                if line.startswith(("import ", "from "))}
-    assert imports <= {"torch", "sys", "types"}, imports  # sys, types: a cond program is an importable module
+    # sys, types: a cond program is an importable module; copy: an exported program's example arguments
+    assert imports <= {"torch", "sys", "types", "copy"}, imports
     assert "def describe(" not in text and "first_difference" not in text
     status = read_program(path).meta["status"]
     if "DYNFUZZ_MUTANTS" in os.environ:

@@ -233,8 +233,9 @@ def test_replay_of_recorded_ops_reproduces_outputs():
 def test_selfcheck_on_generated_cases_agrees():
     result = selfcheck(40, 11, (), compile_time=False)
     assert result["disagree"] == 0, result["problems"]
-    assert result["unsupported"] <= 1, result["unsupported_constructs"]
-    assert result["agree"] >= 39
+    # `match` is the one construct the reference does not model (documented); nothing else may be unsupported
+    assert set(result["unsupported_constructs"]) <= {"statement Match"}, result["unsupported_constructs"]
+    assert result["unsupported"] <= 2 and result["agree"] + result["unsupported"] == 40, result
 
 
 def test_len_of_a_shape_is_the_number_of_dimensions():

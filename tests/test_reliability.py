@@ -452,6 +452,52 @@ def test_a_torch_function_mode_left_active_does_not_intercept_the_next_case():
     assert obs.extra["leaked_function_modes"] == 2  # entered once per call of the plan
 
 
+def test_a_torch_func_level_left_active_does_not_wrap_the_next_cases_tensors():
+    """An export raising inside a torch.func transform left its level active: every later case of that
+    worker made functorch `TensorWrapper`s and failed to snapshot (310 harness errors in a 1,000-case guided
+    bench). The run undoes the levels a case left, whatever became of the case."""
+    import torch
+    from dynfuzz.errors import SnapshotError
+    from dynfuzz.run.execute import observe
+
+    leaky = textwrap.dedent("""
+        import torch
+        def f(x):
+            torch._C._functorch._grad_increment_nesting()
+            return x + 1
+        def inputs(device, call=0):
+            return (torch.linspace(-1, 1, 4, device=device),)
+    """)
+    depth = torch._C._functorch.get_dynamic_layer_stack_depth()
+    with pytest.raises(SnapshotError, match="TensorWrapper"):  # this case's own output is wrapped: its error
+        observe(leaky, "f", "cpu", None, "eager")
+    assert torch._C._functorch.get_dynamic_layer_stack_depth() == depth
+    assert torch.ones(1).untyped_storage().nbytes() == 4  # the next case's tensors are plain again
+
+
+def test_an_exported_jacfwd_that_raises_does_not_break_the_next_cases_jacfwd():
+    """The graph of a strictly exported `torch.func.jacfwd` raises inside its transform (a torch bug,
+    corpus/export_jacfwd_run_leaks_forward_ad.py) and leaves a functorch level and a forward-AD level
+    active: every later jacfwd of that worker failed. The run restores both."""
+    import torch
+    from dynfuzz.run.compilers import CompileSpec, make_compiler
+    from dynfuzz.run.execute import observe
+
+    program = textwrap.dedent("""
+        import torch
+        def f(x):
+            return torch.func.jacfwd(torch.sin)(x)
+        def inputs(device, call=0):
+            return (torch.linspace(-1, 1, 4, device=device),)
+        CALLS = 1
+        COMPILE_OPTIONS = {"export": "strict"}
+    """)
+    observe(program, "f", "cpu", make_compiler(CompileSpec()), "compiled")
+    assert torch._C._functorch.get_dynamic_layer_stack_depth() == 0
+    eager = observe(program, "f", "cpu", None, "eager")
+    assert eager.calls[0].error is None, eager.calls[0].error
+
+
 def test_the_faster_stack_capture_returns_dynamos_stack_frame_for_frame():
     """torch_compat.cache_stack_positions swaps Dynamo's graph-break stack capture for one that caches column
     tables; it must return the same frames with the same positions (the caller's own line aside)."""

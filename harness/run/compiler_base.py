@@ -56,6 +56,11 @@ class Compiler(ABC):
     def compile(self, fn: Callable, options: dict[str, Any]) -> Callable:
         """The callable run in the compiled mode; `options` are the program's COMPILE_OPTIONS."""
 
+    def exports(self, options: dict[str, Any]) -> bool:
+        """Whether `compile(fn, options)` exports rather than compiles (harness/run/export.py): the run is then
+        judged on its outputs and errors only. Doubles ignore the `export` option and compile."""
+        return False
+
     def frames(self) -> int:
         """Frames compiled since the last reset (a recompile adds one)."""
         return 0

@@ -52,6 +52,11 @@ class TorchCompiler(Compiler):
         kwargs.update({k: v for k, v in options.items() if k in ("dynamic", "fullgraph")})
         return self._torch.compile(fn, **kwargs)
 
+    def exports(self, options: dict[str, Any]) -> bool:
+        from dynfuzz.run.export import export_mode
+
+        return export_mode(options) is not None
+
     def frames(self) -> int:
         return self.counter.frame_count
 

@@ -113,17 +113,30 @@ def _global_torch_state_restored(obs: Observation) -> Iterator[None]:
     corpus/set_grad_enabled_object_across_graph_break_leaks.py) can leave them changed, and a worker runs
     thousands of cases: the next run, eager or compiled, must start from the same state. A mode left active
     intercepted every later case's torch calls in a one-hour soak: 40 findings that did not reproduce.
-    Modes popped are counted in `obs.extra["leaked_function_modes"]`."""
+    Modes popped are counted in `obs.extra["leaked_function_modes"]`; so are torch.func transform levels left
+    active, in `obs.extra["leaked_functorch_levels"]`, and a forward-AD level left entered is exited."""
     import torch
-    from dynfuzz.run.torch_compat import function_mode_depth, pop_function_modes
+    from dynfuzz.run.torch_compat import (
+        exit_forward_ad_level,
+        function_mode_depth,
+        functorch_depth,
+        pop_function_modes,
+        pop_functorch_levels,
+    )
 
     grad, dtype, depth = torch.is_grad_enabled(), torch.get_default_dtype(), function_mode_depth()
+    levels = functorch_depth()
     try:
         yield
     finally:
         leaked = pop_function_modes(depth)
         if leaked:
             obs.extra["leaked_function_modes"] = leaked
+        leaked = pop_functorch_levels(levels)
+        if leaked:
+            obs.extra["leaked_functorch_levels"] = leaked
+        if exit_forward_ad_level():
+            obs.extra["leaked_forward_ad_level"] = True
         torch.set_grad_enabled(grad)
         torch.set_default_dtype(dtype)
 
@@ -146,7 +159,7 @@ def _run_plan(ns, entry, device, compiler, obs, keep_live) -> None:
     if config:
         obs.extra["dynamo_config"] = config
     target: Callable = compile_with_config(compiler, fn, options, config) if compiler else fn
-    exported = compiler is not None and "export" in options
+    exported = compiler is not None and compiler.exports(options)
     calls = int(ns.get("CALLS", 2))
     for i in range(calls):
         between_value, between_error = None, None

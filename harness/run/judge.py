@@ -57,12 +57,14 @@ def judge(case: Case, compiler: Compiler, spec: CompileSpec, only: tuple[str, ..
     facts = {RNG_USED: _rng_advanced(rng, spec.device)}
     obs = _compiled_observations(case, compiler, spec, spec.backend, eager, facts)
     compiled = obs.compiled
+    judged = True
     if obs.extra.get(EXPORTED):  # Note [What an export run is judged on]
         from dynfuzz.run.export import EXPORT_ORACLES
 
-        only, reference, guards = tuple(o for o in only or EXPORT_ORACLES if o in EXPORT_ORACLES), False, False
+        only = tuple(o for o in only or EXPORT_ORACLES if o in EXPORT_ORACLES)
+        judged, reference, guards = bool(only), False, False
     trace, ref_info = _reference(case, spec, compiler, obs, reference, guards)
-    findings = _unique(run_oracles(case, obs, trace, only)) if only != () or not obs.extra.get(EXPORTED) else []
+    findings = _unique(run_oracles(case, obs, trace, only)) if judged else []
     skip = skip_reason(case, obs)
     if skip is not None:  # Note [Deliberate refusals are not findings]: calls from the refused one on are not judged
         findings = [f for f in findings if f.call is not None and f.call < skip[0]]
@@ -113,9 +115,9 @@ def _compiled_observations(case: Case, compiler: Compiler, spec: CompileSpec, ba
     obs = Observations(eager, compiled, backend, spec.device, fullgraph, spec.compiler)
     obs.extra.update(facts)
     obs.extra[BACKEND_CONFIG] = _backend_config(backend)
-    export = compiled.extra.get("compile_options", {}).get("export")
-    if export and spec.compiler == "torch":
-        obs.extra[EXPORTED] = export
+    options = compiled.extra.get("compile_options", {})
+    if compiler.exports(options):
+        obs.extra[EXPORTED] = options["export"]
     return obs
 
 
