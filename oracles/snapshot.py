@@ -157,8 +157,14 @@ class Snapshotter:
         self.tensor_ids.add(id(t))
         if t.is_sparse or t.layout != torch.strided:
             return ("tensor-other", str(t.layout))
-        storage = t.untyped_storage()
-        skey = (storage.data_ptr(), storage.nbytes()) if storage.nbytes() else ("empty", id(storage))
+        try:
+            storage = t.untyped_storage()
+            skey = (storage.data_ptr(), storage.nbytes()) if storage.nbytes() else ("empty", id(storage))
+        except (RuntimeError, NotImplementedError):
+            # no data behind it: a FakeTensor or a functorch wrapper a torch bug let out of tracing (a
+            # strictly exported autograd.grad under trace_autograd_ops returned one); what a program sees
+            # then differs from any real tensor, which the oracles report
+            return ("tensor-without-data", type(t).__qualname__, tuple(t.shape), str(t.dtype).replace("torch.", ""))
         tag = self.storages.setdefault(skey, len(self.storages))
         meta = {
             "type": type(t).__qualname__,
