@@ -115,14 +115,19 @@ def _script_verdict(path: Path) -> int:
     import warnings
 
     import torch
+    from dynfuzz.run.torch_compat import exit_forward_ad_level, functorch_depth, pop_functorch_levels
 
     torch._dynamo.reset()
+    depth = functorch_depth()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             exec(compile(path.read_text(), str(path), "exec"), {"__name__": "__main__"})
     except AssertionError:
         return 1
+    finally:  # an entry's bug may leave torch.func levels active (export_jacfwd_run_leaks_forward_ad.py)
+        pop_functorch_levels(depth)
+        exit_forward_ad_level()
     return 0
 
 

@@ -457,7 +457,6 @@ def test_a_torch_func_level_left_active_does_not_wrap_the_next_cases_tensors():
     worker made functorch `TensorWrapper`s and failed to snapshot (310 harness errors in a 1,000-case guided
     bench). The run undoes the levels a case left, whatever became of the case."""
     import torch
-    from dynfuzz.errors import SnapshotError
     from dynfuzz.run.execute import observe
 
     leaky = textwrap.dedent("""
@@ -469,8 +468,8 @@ def test_a_torch_func_level_left_active_does_not_wrap_the_next_cases_tensors():
             return (torch.linspace(-1, 1, 4, device=device),)
     """)
     depth = torch._C._functorch.get_dynamic_layer_stack_depth()
-    with pytest.raises(SnapshotError, match="TensorWrapper"):  # this case's own output is wrapped: its error
-        observe(leaky, "f", "cpu", None, "eager")
+    obs = observe(leaky, "f", "cpu", None, "eager")
+    assert obs.extra["leaked_functorch_levels"] == 2  # one per call of the plan
     assert torch._C._functorch.get_dynamic_layer_stack_depth() == depth
     assert torch.ones(1).untyped_storage().nbytes() == 4  # the next case's tensors are plain again
 
