@@ -12,11 +12,13 @@ from . import (  # noqa: F401  (registers the fragments)
     stdlib_data,
     stdlib_dicts,
     stdlib_func,
+    stdlib_handlers,
     stdlib_meta,
     stdlib_objects,
     stdlib_seq,
     stdlib_tensors,
     stdlib_torchapi,
+    stdlib_wrappers,
 )
 from .stdlib_common import FAMILY
 

@@ -96,6 +96,9 @@ FULLGRAPH_REFUSALS = (  # (gb_type, word the message must contain, reason)
     ("Attempted to use `torch.nn.Parameter()` constructor with Dynamo", "", "an nn.Parameter constructed in the "
      "frame under fullgraph"),
     ("Invalid call to __build_class__", "class definition", "a class statement in the frame under fullgraph"),
+    ("logging.Logger method not supported for non-export cases", "", "a logger call under fullgraph"),
+    ("Encountered torch.is_inference_mode_enabled during tracing", "", "torch.is_inference_mode_enabled() "
+     "under fullgraph (a documented fundamental graph break)"),
     ("Unsupported Tensor.backward() call", "trace_autograd_ops", "Tensor.backward() without trace_autograd_ops "
      "under fullgraph"),
     ("using `torch.autograd.grad` with `torch._dynamo.config.trace_autograd_ops=False`", "",

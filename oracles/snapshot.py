@@ -12,11 +12,14 @@ tag (the index of the first tensor seen on that storage) instead of an address,
 so two runs with different allocations compare equal when, and only when, they
 share storage the same way.
 """
+import logging
 import math
 
 import torch
 
-_SKIP_TYPES = (type(math),)
+# A logger is process-wide library state: torch's own logging fills its manager's caches whenever it
+# compiles, so walking into a program's logger compared torch internals, not the program's state.
+_SKIP_TYPES = (type(math), logging.Logger, logging.Manager)
 
 
 class TensorSnap:

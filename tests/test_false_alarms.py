@@ -72,6 +72,21 @@ DELIBERATE = {  # construct -> (program body, fullgraph it is refused under)
             (g,) = torch.autograd.grad((w * 2).sum(), [w])
             return g + y.sum()
     """, True),
+    "a logger call under fullgraph": ("""
+        import torch
+        import logging
+        LOG = logging.getLogger("dynfuzz.program")
+        def f(x, y):
+            LOG.debug("value %s", 1)
+            return x + 1
+    """, True),
+    "torch.is_inference_mode_enabled() under fullgraph (a documented fundamental graph break)": ("""
+        import torch
+        def f(x, y):
+            with torch.inference_mode():
+                k = int(torch.is_inference_mode_enabled())
+            return x + k
+    """, True),
     "side effect or graph break inside a torch.cond branch": ("""
         import torch
         LOG = []

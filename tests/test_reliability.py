@@ -497,6 +497,42 @@ def test_an_exported_jacfwd_that_raises_does_not_break_the_next_cases_jacfwd():
     assert eager.calls[0].error is None, eager.calls[0].error
 
 
+def test_a_module_that_compiled_the_previous_program_does_not_hand_it_to_the_next():
+    """Dynamo leaves an `__import_<program module>` alias in the globals of any torch module whose frame it
+    traced while importing the program: `torch.func.grad` (torch._functorch.apis), eager flex_attention, the
+    higher-order ops. The next program is a new module under the same name, and the stale alias made
+    `import_source` assert (a harness state leak filed as a torch crash in a 1,000-case bench)."""
+    from dynfuzz.run.compilers import CompileSpec, make_compiler
+    from dynfuzz.run.execute import observe
+
+    program = textwrap.dedent("""
+        import torch
+        class Ctx:
+            def __init__(self):
+                self.log = []
+            def __enter__(self):
+                self.log.append(1)
+                return self
+            def __exit__(self, *exc):
+                self.log.append(2)
+                return False
+        def f(x):
+            cm = Ctx()
+            with cm:
+                y = x * 2
+                torch._dynamo.graph_break()
+            gv = torch.func.grad_and_value(lambda u: torch.cos(u).sum() * 0.5)(torch.tanh(y))
+            return gv[0] + gv[1] + len(cm.log)
+        def inputs(device, call=0):
+            return (torch.linspace(-1, 1, 4, device=device),)
+        CALLS = 1
+    """)
+    compiler = make_compiler(CompileSpec())
+    for _ in range(2):
+        obs = observe(program, "f", "cpu", compiler, "compiled")
+        assert obs.calls[0].error is None, obs.calls[0].error
+
+
 def test_the_faster_stack_capture_returns_dynamos_stack_frame_for_frame():
     """torch_compat.cache_stack_positions swaps Dynamo's graph-break stack capture for one that caches column
     tables; it must return the same frames with the same positions (the caller's own line aside)."""

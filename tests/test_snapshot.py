@@ -157,3 +157,16 @@ def test_numpy_arrays_are_compared_by_dtype_shape_and_values():
     assert diff(take({"a": a}), take({"a": a.copy()})) == []
     assert diff(take({"a": a}), take({"a": np.array([1.0, 3.0], dtype=np.float32)}))
     assert diff(take({"a": a}), take({"a": a.astype(np.float64)}))
+
+
+def test_a_logger_is_opaque_not_walked_into_torchs_logging_caches():
+    """A program's module-level logger shares its manager with torch's loggers, whose level caches fill
+    whenever torch compiles: walking into it reported torch's logging as the program's state."""
+    import logging
+
+    log = logging.getLogger("dynfuzz.program")
+    before = take({"LOG": log, "n": 1})
+    logging.getLogger("torch.fx.proxy")._cache[10] = True  # what a compile does to torch's loggers
+    after = take({"LOG": log, "n": 1})
+    assert diff(before, after) == []
+    assert diff(before, take({"LOG": log, "n": 2})) != []

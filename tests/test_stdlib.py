@@ -28,12 +28,15 @@ from tests.test_mutants_cells import mutant_finding
 TAGS = ("stdlib-builtins", "stdlib-list", "stdlib-set", "stdlib-dict", "stdlib-collections", "stdlib-functools",
         "stdlib-itertools", "stdlib-operator-math", "stdlib-dataclass", "stdlib-enum-str", "stdlib-pytree",
         "stdlib-meta", "stdlib-tensor-containers", "stdlib-torch-api", "stdlib-tensor-dunders", "stdlib-numpy",
-        "stdlib-objects")
+        "stdlib-objects", "stdlib-hop-wrappers", "stdlib-opaque-calls", "stdlib-handlers")
 N_MIX = 600
 N_FAMILY = 150
-# a seed-0 campaign of the family first finds the mutant at case 21 (bench: 100 and 150 cases find it, and
-# with stdlib-functools off 100 and 150 cases save no finding at all)
-MUTANT, CONSTRUCT, CASES = "partial-keyword-precedence", "stdlib-functools", 60
+# mutant -> (its construct, cases of a seed-0 campaign of the family). partial-keyword-precedence is first
+# found at case 21 (100 and 150 cases find it; with stdlib-functools off they save no finding at all);
+# wrap-body-dropped at case 89, inference-mode-keeps-grad at case 65 (300 cases find both).
+MUTANTS = {"partial-keyword-precedence": ("stdlib-functools", 60), "wrap-body-dropped": ("stdlib-hop-wrappers", 120),
+           "inference-mode-keeps-grad": ("stdlib-handlers", 100)}
+MUTANT, (CONSTRUCT, CASES) = "partial-keyword-precedence", MUTANTS["partial-keyword-precedence"]
 
 
 @lru_cache(maxsize=1)
@@ -121,6 +124,15 @@ CONSTRUCT_NAMES = {
                               "operator.truediv", ".addcmul_", ".addcdiv_", ".detach_", ".resize_as_", ".new_ones",
                               ".new_full", ".type", ".to", ".__contains__", "float", "torch.where"},
     "stdlib-numpy": {".numpy", "torch.from_numpy"},
+    "stdlib-hop-wrappers": {"torch.ops.higher_order.wrap", "torch.ops.higher_order.wrap_with_set_grad_enabled",
+                            "torch.ops.higher_order.wrap_with_autocast", "torch.ops.higher_order.strict_mode",
+                            "torch.ops.higher_order.hints_wrapper", "torch.ops.higher_order.out_dtype"},
+    "stdlib-opaque-calls": {"torch.nn.attention.flex_attention.flex_attention", ".apply",
+                            "torch.nn.CrossEntropyLoss", "torch._dynamo.decorators.leaf_function"},
+    "stdlib-handlers": {"typing.List", "typing.Tuple", "typing.get_origin", "collections.namedtuple", "str.upper",
+                        "str.count", "str.startswith", ".debug", ".info", "torch.numel", "torch.ops.aten.sym_size",
+                        "torch._C._dispatch_keys", ".untyped_storage", "torch.inference_mode", "torch._check_with",
+                        "torch.utils._pytree.tree_map_with_path", "divmod"},
     "stdlib-objects": {"copy.deepcopy", "copy.copy", "locals", "vars", "weakref.ref", "random.Random", "next",
                        "np.array", "max"},
 }
@@ -144,8 +156,9 @@ def test_no_set_of_strings_is_built():
                 assert not any(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in elts), case.source
 
 
-def test_the_mutant_names_its_construct():
-    assert load()[MUTANT].construct == CONSTRUCT
+def test_each_mutant_names_its_construct():
+    for name, (construct, _) in MUTANTS.items():
+        assert load()[name].construct == construct
 
 
 def stdlib_campaign(out: Path, disable: str = "", mutant: str = MUTANT, cases: int = CASES) -> list[Path]:
@@ -160,10 +173,15 @@ def stdlib_campaign(out: Path, disable: str = "", mutant: str = MUTANT, cases: i
 
 
 @pytest.mark.slow
-def test_a_short_campaign_of_the_family_finds_the_mutant(tmp_path):
-    assert mutant_finding(stdlib_campaign(tmp_path / "on"), MUTANT, CONSTRUCT) is not None
+@pytest.mark.parametrize("mutant", sorted(MUTANTS))
+def test_a_short_campaign_of_the_family_finds_the_mutant(tmp_path, mutant):
+    construct, cases = MUTANTS[mutant]
+    assert mutant_finding(stdlib_campaign(tmp_path / "on", mutant=mutant, cases=cases), mutant, construct) is not None
 
 
 @pytest.mark.slow
-def test_without_functools_the_mutant_survives(tmp_path):
-    assert mutant_finding(stdlib_campaign(tmp_path / "off", disable=CONSTRUCT), MUTANT, None) is None
+@pytest.mark.parametrize("mutant", sorted(MUTANTS))
+def test_without_its_construct_the_mutant_survives(tmp_path, mutant):
+    construct, cases = MUTANTS[mutant]
+    repros = stdlib_campaign(tmp_path / "off", disable=construct, mutant=mutant, cases=cases)
+    assert mutant_finding(repros, mutant, None) is None

@@ -1,4 +1,5 @@
-"""Mutant of Dynamo's model of a standard-library object: `functools.partial` calls.
+"""Mutants of Dynamo's model of standard-library objects and one-handler torch calls: `functools.partial`
+calls, the `wrap` higher-order op, and `torch.inference_mode` as a block.
 
 Dynamo does not run a `functools.partial` it meets in a frame: it keeps the wrapped function, the bound
 arguments and keywords (`FunctoolsPartialVariable`) and merges them with the call's own when the partial
@@ -19,3 +20,36 @@ def partial_keyword_precedence() -> None:
         return self.func.call_function(tx, self.args + args, {**kwargs, **self.keywords})
 
     FunctoolsPartialVariable.call_function = call_function
+
+
+@mutant("wrap-body-dropped", construct="stdlib-hop-wrappers")
+def wrap_body_dropped() -> None:
+    """The `wrap` higher-order op returns its first operand instead of its body's result: the subgraph is
+    still speculated and installed, but its output is not what the call evaluates to."""
+    from torch._dynamo.variables.higher_order_ops import WrapHigherOrderVariable
+
+    original = WrapHigherOrderVariable._call_function
+
+    def _call_function(self, tx, args, kwargs):
+        original(self, tx, args, kwargs)
+        return args[1]
+
+    WrapHigherOrderVariable._call_function = _call_function
+
+
+@mutant("inference-mode-keeps-grad", construct="stdlib-handlers")
+def inference_mode_keeps_grad() -> None:
+    """Entering `torch.inference_mode()` in a frame leaves grad mode on while tracing the block, so
+    `torch.is_grad_enabled()` inside it folds to True (eager: False)."""
+    import torch
+    from torch._dynamo.variables.ctx_manager import InferenceModeVariable
+
+    original = InferenceModeVariable.enter
+
+    def enter(self, tx):
+        prior = torch.is_grad_enabled()
+        result = original(self, tx)
+        torch._C._set_grad_enabled(prior)
+        return result
+
+    InferenceModeVariable.enter = enter
