@@ -1,0 +1,53 @@
+"""[exceptions/crash] call 0: compiler crashed with InternalTorchDynamoError
+
+Minimized by dynfuzz.
+torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed."""
+DYNFUZZ = {'oracle': 'exceptions',
+ 'kind': 'crash',
+ 'signature': 'e1b49e6da899',
+ 'title': '[exceptions/crash] call 0: compiler crashed with InternalTorchDynamoError',
+ 'tags': [],
+ 'torch': '2.13.0+cpu',
+ 'python': '3.11.7',
+ 'backend': 'eager',
+ 'device': 'cpu',
+ 'fullgraph': False,
+ 'dynamic': None,
+ 'compiler': 'torch',
+ 'entry': 'f',
+ 'seed': None,
+ 'families': [],
+ 'status': 'open',
+ 'upstream': None}
+
+import sys
+import types
+
+import torch
+
+PROGRAM = r'''
+import torch
+
+def f(x):
+    return float.__add__(0.0, x.ndim)
+
+def inputs(device, call=0):
+    return (torch.linspace(0.0, 0.0, 0, device=device),)
+'''
+
+
+def run(source, compiled):
+    ns = vars(sys.modules.setdefault(f"repro_{compiled}", types.ModuleType(f"repro_{compiled}")))
+    exec(source, ns)
+    fn = torch.compile(ns["f"], backend="eager") if compiled else ns["f"]
+    args = ns["inputs"]("cpu", 0)
+    try:
+        out = fn(*args)
+    except Exception as e:
+        out = e
+    return out, args, ns
+
+
+out, args, ns = run(PROGRAM, compiled=False)
+c_out, c_args, c_ns = run(PROGRAM, compiled=True)
+assert isinstance(c_out, Exception) == isinstance(out, Exception), f"compiled raised {c_out!r}; eager returned {out!r}"
