@@ -5,7 +5,9 @@ recompiles (nested graph breaks, the old nn.Module path, integer and float speci
 dynamic shapes by default, a recompile limit that falls back to eager, graph deduplication, forced
 graph breaks on leaf returns), never what the program computes. So any divergence it brings out is a
 torch bug, and each flag walks Dynamo code that the defaults never reach. The case carries the flag
-(`DYNAMO_CONFIG`, applied around the compiled calls only) and its repro renders it.
+(`DYNAMO_CONFIG`, applied around the compiled calls only) and its repro renders it. Two settings are not
+config flags but `COMPILE_OPTIONS`: `export` (the program is exported instead of compiled) and `logs`
+(compiled with torch's logs on).
 """
 from __future__ import annotations
 
@@ -26,11 +28,15 @@ SETTINGS: tuple[tuple[str, dict[str, object]], ...] = (
     ("config-graph-deduplication", {"use_graph_deduplication": True}),
     ("config-break-on-leaf-return", {"debug_force_graph_break_on_leaf_return": True}),
     ("config-deferred-asserts", {"prefer_deferred_runtime_asserts_over_guards": True}),
+    # guard evaluation shortcuts: skip a module's guards when its dict tags are unchanged, and check symbolic
+    # shape guards in C++; a wrong shortcut keeps a stale graph on the next call
+    ("config-recursive-dict-tags", {"use_recursive_dict_tags_for_guards": True}),
+    ("config-cpp-symbolic-guards", {"enable_cpp_symbolic_shape_guards": True}),
     ("config-dynamic", {}),
 )
 
 
-@fragment("basic", "dynamo-config", weight=8, nestable=False)
+@fragment("basic", "dynamo-config", weight=14, nestable=False)
 def dynamo_config(draw, b: Builder) -> None:
     """Compile this program under one non-default Dynamo setting (first one drawn wins)."""
     if b.dynamo_config.keys() & {k for _, s in SETTINGS for k in s} or "dynamic" in b.compile_options:
@@ -55,3 +61,12 @@ def export(draw, b: Builder) -> None:
     if "export" in b.compile_options:
         return
     b.compile_options["export"] = b.pick(draw, EXPORT_MODES)
+
+
+@fragment("basic", "torch-logs", weight=8, nestable=False)
+def torch_logs(draw, b: Builder) -> None:
+    """Compile this program with torch's logs on (`torch._logging.set_logs`: Dynamo's debug log and the
+    graph, guard, bytecode, recompile, trace and side-effect artifacts). Formatting a graph, a guard or a
+    traced value for the log runs code that a silent compile never does; a log that crashes a compile, or
+    changes what it compiles, is a torch bug."""
+    b.compile_options["logs"] = True

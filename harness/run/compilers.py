@@ -42,15 +42,18 @@ class TorchCompiler(Compiler):
 
     def compile(self, fn: Callable, options: dict[str, Any]) -> Callable:
         from dynfuzz.run.export import export_mode, exported
+        from dynfuzz.run.torch_logs import with_torch_logs
 
         mode = export_mode(options)
         if mode is not None:  # Note [What an export run is judged on]
-            return exported(fn, mode)
-        kwargs: dict[str, Any] = {"backend": self.counter, "fullgraph": self.spec.fullgraph}
-        if self.spec.dynamic is not None:
-            kwargs["dynamic"] = self.spec.dynamic
-        kwargs.update({k: v for k, v in options.items() if k in ("dynamic", "fullgraph")})
-        return self._torch.compile(fn, **kwargs)
+            compiled = exported(fn, mode)
+        else:
+            kwargs: dict[str, Any] = {"backend": self.counter, "fullgraph": self.spec.fullgraph}
+            if self.spec.dynamic is not None:
+                kwargs["dynamic"] = self.spec.dynamic
+            kwargs.update({k: v for k, v in options.items() if k in ("dynamic", "fullgraph")})
+            compiled = self._torch.compile(fn, **kwargs)
+        return with_torch_logs(compiled, quiet_torch_logs) if options.get("logs") else compiled
 
     def exports(self, options: dict[str, Any]) -> bool:
         from dynfuzz.run.export import export_mode

@@ -1,4 +1,5 @@
-"""torch's own log output from one case, captured instead of printed.
+"""torch's own log output from one case, captured instead of printed; and torch's logs switched on for a
+program drawn with the `logs` setting.
 
 Dynamo logs recoverable internal errors (`E1122 ... Traceback` blocks, graph-break and recompile
 warnings) through `torch.*` loggers, each with its own stderr handler. A campaign's terminal is for
@@ -8,10 +9,13 @@ finding, if it has one.
 """
 from __future__ import annotations
 
+import inspect
 import io
 import logging
-from collections.abc import Iterator
+import os
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 _MAX_CHARS = 20_000
 
@@ -60,3 +64,49 @@ def capture(level: int = logging.WARNING) -> Iterator[CapturedLog]:
             h.setStream(stream)
         for lg, old in saved_levels:
             lg.setLevel(old)
+
+
+# What a program's COMPILE_OPTIONS `logs` turns on: Dynamo's debug log and every artifact whose formatting
+# walks the traced program (graphs, guards, bytecode, recompile reasons, traced sources and calls, side
+# effects, symbolic nodes). Rendered into repros as one `torch._logging.set_logs(...)` call.
+TORCH_LOGS: dict[str, Any] = {
+    "dynamo": logging.DEBUG, "graph_code": True, "graph_code_verbose": True, "guards": True, "bytecode": True,
+    "recompiles": True, "recompiles_verbose": True, "graph_breaks": True, "trace_source": True,
+    "trace_call": True, "trace_bytecode": True, "graph_sizes": True, "side_effects": True, "sym_node": True,
+    "compiled_autograd_verbose": True,
+}
+
+
+def torch_log_settings() -> dict[str, Any]:
+    """TORCH_LOGS less the artifacts this torch's `set_logs` does not know (an older release)."""
+    import torch._logging
+
+    known = inspect.signature(torch._logging.set_logs).parameters
+    return {k: v for k, v in TORCH_LOGS.items() if k in known}
+
+
+_DEVNULL: list[Any] = []
+
+
+def with_torch_logs(fn: Callable, restore: Callable[[], None]) -> Callable:
+    """`fn` called with torch's logs on and their text discarded (a debug log of one compile runs to
+    megabytes); afterwards torch's defaults are back and `restore` re-applies the campaign's own levels."""
+    import torch._logging
+
+    settings = torch_log_settings()
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        if not _DEVNULL:
+            _DEVNULL.append(open(os.devnull, "w"))  # noqa: SIM115  (one per process, for its lifetime)
+        torch._logging.set_logs(**settings)
+        for lg in _torch_loggers():
+            for h in lg.handlers:
+                if type(h) is logging.StreamHandler:  # as in capture(): not torch's own handler classes
+                    h.setStream(_DEVNULL[0])
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            torch._logging.set_logs()
+            restore()
+
+    return run

@@ -111,7 +111,7 @@ def plan_for(case: Case, finding: Finding | None, spec: CompileSpec) -> Plan:
     if spec.dynamic is not None:
         options["dynamic"] = spec.dynamic
     compile_options = _program_literal(case.source, "COMPILE_OPTIONS") or {}
-    options.update({k: v for k, v in compile_options.items() if k in ("dynamic", "fullgraph", "export")})
+    options.update({k: v for k, v in compile_options.items() if k in ("dynamic", "fullgraph", "export", "logs")})
     if options.get("fullgraph") is False:
         del options["fullgraph"]
     text = case.source + (case.eager_source or "")
@@ -138,11 +138,14 @@ def _check_lines(case: Case, finding: Finding | None) -> tuple[list[str], bool]:
 
 def _about(spec: CompileSpec, plan: Plan, meta: dict[str, Any], note: str = "") -> str:
     """The docstring's body: any note, then the torch version and the compile call the repro makes."""
-    kwargs = ", ".join([f'backend="{spec.backend}"', *(f"{k}={v!r}" for k, v in plan.options.items())])
+    compile_kwargs = (f"{k}={v!r}" for k, v in plan.options.items() if k != "logs")
+    kwargs = ", ".join([f'backend="{spec.backend}"', *compile_kwargs])
     doubled = f" (found with the test double {spec.compiler!r})" if spec.compiler != "torch" else ""
     how = f"torch.compile({kwargs})"
     if "export" in plan.options:
         how = EXPORT_CALLS[plan.options["export"]] + " at the call's arguments, the exported graph run on them"
+    if plan.options.get("logs"):
+        how += " with torch's logs on (torch._logging.set_logs)"
     lines = [note.strip()] if note.strip() else []
     lines.append(f"torch {meta.get('torch')}, {how}{doubled}: exits 1 while the bug is present, 0 once fixed.")
     return "\n".join(lines)

@@ -87,7 +87,7 @@ def compile_call(entry: str, backend: str, plan: Plan, config: dict[str, Any]) -
         exported = f'exported(ns["{entry}"], {plan.options["export"]!r})'
         return f"torch._dynamo.config.patch({_settings(config)})({exported})" if config else exported
     kwargs = [f'backend="{backend}"' if not plan.frames else "backend=counter"]
-    kwargs += [f"{k}={v!r}" for k, v in plan.options.items()]
+    kwargs += [f"{k}={v!r}" for k, v in plan.options.items() if k != "logs"]
     if not config:
         return f'torch.compile(ns["{entry}"], {", ".join(kwargs)})'
     patch = f"torch._dynamo.config.patch({_settings(config)})"
@@ -133,6 +133,11 @@ def fill(*, title: str, about: str, meta: dict[str, Any], source: str, eager_sou
 
         helpers += EXPORT_HELPER
         imports += "import copy\n"
+    if plan.options.get("logs"):
+        from dynfuzz.run.torch_logs import torch_log_settings
+
+        settings = ", ".join(f"{k}={v!r}" for k, v in torch_log_settings().items())
+        helpers += f"\n\ntorch._logging.set_logs({settings})  # compiled, as the finding was, with torch's logs on\n"
     if plan.frames:
         helpers += f'\n\ncounter = torch._dynamo.testing.CompileCounterWithBackend("{backend}")\nframes = []\n'
     text = TEMPLATE.format(

@@ -1,0 +1,126 @@
+"""The `torch-logs` setting (issue 14: reach more of torch/_dynamo): a share of programs is compiled with
+torch's logs on, which runs the formatting of graphs, guards, bytecode and traced values that a silent
+compile never does; and the two guard-shortcut config flags drawn alongside the others.
+
+Checked here: the setting's share of the default mix, logs on during the compiled call only and their
+text never printed, torch's log levels restored after, a clean program judged clean, the repro switching
+the same logs on, and (slow) a short campaign finding the mutant that only a logged compile exposes,
+which survives with the setting off.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import textwrap
+from collections import Counter
+
+import pytest
+from dynfuzz.generators import case_seed, draw_case
+from dynfuzz.generators.case import Case
+from dynfuzz.generators.fragments import DISABLE_ENV
+from dynfuzz.mutants import ENV, load
+from dynfuzz.run.compilers import quiet_torch_logs
+from dynfuzz.run.torch_logs import TORCH_LOGS, torch_log_settings, with_torch_logs
+
+from tests.test_mutants_cells import mutant_finding
+
+PROGRAM = textwrap.dedent("""
+    import torch
+    G = {"k": 1}
+    def f(x):
+        G["k"] = G["k"] + 1
+        y = x * G["k"]
+        torch._dynamo.graph_break()
+        return y.sin() + len(G)
+    def inputs(device, call=0):
+        return (torch.linspace(-1.0, 1.0, 4 + call, device=device),)
+    CALLS = 3
+    COMPILE_OPTIONS = {"logs": True}
+""")
+MUTANT, CONSTRUCT, CASES = "graph-log-negates-output", "torch-logs", 40
+
+
+def test_the_setting_has_its_share_of_the_default_mix():
+    cases = [draw_case(case_seed(45, i)) for i in range(600)]
+    counts = Counter(t for c in cases for t in c.tags)
+    assert counts["torch-logs"] >= 0.02 * len(cases)
+    assert counts["config-recursive-dict-tags"] and counts["config-cpp-symbolic-guards"]
+    logged = [c for c in cases if "torch-logs" in c.tags]
+    assert all("COMPILE_OPTIONS = {'logs': True" in c.source or "'logs': True" in c.source for c in logged)
+
+
+def test_logs_are_on_during_the_call_only_and_torchs_levels_come_back():
+    dynamo = logging.getLogger("torch._dynamo")
+    quiet_torch_logs()
+    seen = []
+
+    def call():
+        seen.append(dynamo.getEffectiveLevel())
+        return 1
+
+    with_torch_logs(call, quiet_torch_logs)()
+    assert seen == [logging.DEBUG]
+    assert dynamo.level == logging.CRITICAL  # the campaign's quiet level, re-applied afterwards
+
+
+def test_settings_this_torch_lacks_are_left_out(monkeypatch):
+    import torch._logging
+
+    def set_logs(*, dynamo=None, guards=False):
+        return None
+
+    monkeypatch.setattr(torch._logging, "set_logs", set_logs)
+    assert torch_log_settings() == {"dynamo": TORCH_LOGS["dynamo"], "guards": True}
+
+
+def test_a_logged_compile_is_judged_clean_and_prints_nothing(judge_source, capfd):
+    result = judge_source(PROGRAM)
+    assert result.findings == [] and not result.skipped
+    out, err = capfd.readouterr()
+    assert "TRACED GRAPH" not in out + err and "GUARDS" not in out + err
+
+
+def test_the_repro_turns_the_same_logs_on(tmp_path):
+    from dynfuzz.oracles.model import Finding
+    from dynfuzz.run.compilers import CompileSpec
+    from dynfuzz.triage.repro import metadata_for, render_repro
+
+    case = Case(source=PROGRAM, entry="f", tags=frozenset({"torch-logs"}), seed=0)
+    finding = Finding("outputs", "miscompile", "call 0: out[0] value differ", "0" * 12, call=0)
+    spec = CompileSpec()
+    text = render_repro(case, finding, spec, metadata_for(case, finding, spec))
+    assert "torch._logging.set_logs(dynamo=10, graph_code=True" in text
+    assert "logs=" not in text.split("torch.compile(")[1].split(")")[0]
+    path = tmp_path / "repro.py"
+    path.write_text(text)
+    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300)
+    # this made-up finding names no difference to assert, so the script ends "cannot express" (exit 2), but
+    # only after running the program eagerly and compiled: with the logs really on
+    assert done.returncode == 2, done.stdout + done.stderr[-3000:]
+    assert "TRACED GRAPH" in done.stderr and "[__guards]" in done.stderr
+
+
+def test_the_mutant_names_its_construct():
+    assert load()[MUTANT].construct == CONSTRUCT
+
+
+def _campaign(out, disable: str = "") -> list:
+    env = {**os.environ, DISABLE_ENV: disable}
+    env.pop(ENV, None)
+    cmd = [sys.executable, "-m", "dynfuzz", "fuzz", "--cases", str(CASES), "--family", "basic", "--workers", "1",
+           "--seed", "0", "--no-db", "--no-progress", "--no-minimize", "--budget", "600s", "--out", str(out),
+           "--mutant", MUTANT]
+    subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+    return sorted(out.glob("findings/*/repro.py"))
+
+
+@pytest.mark.slow
+def test_a_short_campaign_finds_the_mutant(tmp_path):
+    assert mutant_finding(_campaign(tmp_path / "on"), MUTANT, CONSTRUCT) is not None
+
+
+@pytest.mark.slow
+def test_without_the_setting_the_mutant_survives(tmp_path):
+    assert mutant_finding(_campaign(tmp_path / "off", disable=CONSTRUCT), MUTANT, None) is None
