@@ -45,6 +45,18 @@ _GRAD_FORMS: tuple[tuple[str, str, float], ...] = (
                    "$W.grad = None", 1.0),
     ("grad-create-graph", "$G = torch.autograd.grad(($W.exp() * $D).sum(), $W, create_graph=True)[0]; "
                           "$G = $G.detach()", 3.0),
+    # hooks compiled autograd schedules itself: on an intermediate, after accumulation, on a graph node
+    # (the intermediate's handle is not removed: that crashes Dynamo, corpus/hook_handle_remove_crash.py)
+    ("grad-intermediate-hook", "$M = $W * 2; $M.register_hook(lambda gr: gr * 3); ($M * $D).sum().backward(); "
+                               "$G = $W.grad", 6.0),
+    ("grad-post-accumulate-hook", "$M = []; $H = $W.register_post_accumulate_grad_hook(lambda p: "
+                                  "$M.append(p.grad.sum())); ($W * $D).sum().backward(); $H.remove(); "
+                                  "$G = $W.grad + $M[0] / $W.numel()", 2.0),
+    ("grad-retain-grad", "$M = $W * 2; $M.retain_grad(); ($M * $D).sum().backward(); $G = $W.grad + $M.grad", 3.0),
+    ("grad-node-hooks", "$L = ($W * $D).sum(); $H = $L.grad_fn.register_hook(lambda gi, go: None); "
+                        "$L.grad_fn.register_prehook(lambda go: (go[0] * 2,)); $L.backward(); $H.remove(); "
+                        "$G = $W.grad", 2.0),
+    ("grad-view-inplace", "$M = $W.clone(); $M.view(-1)[0:1].mul_(2); ($M * $D).sum().backward(); $G = $W.grad", 2.0),
 )
 
 # (name, constructor with $P the parameter); none moves an element by more than its |grad| bound per call
@@ -75,9 +87,11 @@ def autograd_backward(draw, b: Builder) -> None:
     if "autograd-backward" in b.tags:
         return
     text, var, bound = operand(draw, b)
-    w, d, g, loss, hook = (b.fresh(p) for p in ("w", "d", "g", "loss", "hk"))
+    w, d, g, loss, hook, mid = (b.fresh(p) for p in ("w", "d", "g", "loss", "hk", "m"))
     _, form, factor = b.pick(draw, _GRAD_FORMS)
-    body = form.replace("$L", loss).replace("$W", w).replace("$D", d).replace("$G", g).replace("$H", hook)
+    body = form
+    for slot, name in (("$L", loss), ("$W", w), ("$D", d), ("$G", g), ("$H", hook), ("$M", mid)):
+        body = body.replace(slot, name)
     lines = [f"{w} = {_linspace(var.shape, f'{var.name}.device')}.requires_grad_()",
              f"{d} = ({text}).detach().float()", *body.split("; ")]
     emit(b, "with torch.enable_grad():\n" + "\n".join("    " + line for line in lines))
