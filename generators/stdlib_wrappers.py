@@ -31,7 +31,7 @@ def _hop_forms(a: str) -> list[tuple[str, float]]:
     ]
 
 
-@fragment(FAMILY, FAMILY, "stdlib-hop-wrappers", weight=10)
+@fragment(FAMILY, FAMILY, "stdlib-hop-wrappers", weight=13)
 def stdlib_hop_wrappers(draw, b: Builder) -> None:
     """A tensor through one wrapper higher-order operator (or `out_dtype`'s int8 product)."""
     var, a, bound = tensor_operand(draw, b)
