@@ -19,7 +19,9 @@ def run(tmp_path: Path, compiler: str, cases: int, **kw) -> dict:
 def test_a_segfaulting_worker_becomes_a_crash_finding_and_the_campaign_goes_on(tmp_path):
     summary = run(tmp_path, "segfault", 3, workers=1)
     assert summary["cases"] == 3 and summary["crashes"] == 3
-    assert summary["unique"] == 1 and summary["by_kind"] == {"crash": 3}
+    assert summary["by_kind"] == {"crash": 3}
+    rows = summary["unique_findings"]  # one per program kind (cheap key) of one signature: a crash hides no other
+    assert len({r["signature"] for r in rows}) == 1 and summary["unique"] == len({r["cheap_key"] for r in rows})
     saved = read_program(next((tmp_path / "out" / "findings").glob("*/examples/*.py")))
     assert saved.meta["oracle"] == "harness" and "def f(" in saved.case.source
     assert not list((tmp_path / "out" / "inflight").glob("*.py"))
@@ -33,23 +35,46 @@ def test_a_hanging_case_times_out_into_a_finding(tmp_path):
 
 def test_duplicates_are_counted_once_saved_and_summary_is_consistent(tmp_path):
     summary = run(tmp_path, "crash", 6, workers=0)
-    assert summary["findings"] == 6 and summary["unique"] == 1
-    assert summary["unique_findings"][0]["count"] == 6
+    rows = summary["unique_findings"]
+    assert summary["findings"] == 6 and sum(r["count"] for r in rows) == 6
+    assert summary["unique"] == len(rows) == len({(r["signature"], r["cheap_key"]) for r in rows}) < 6
+    assert len(list((tmp_path / "out" / "findings").glob("*/examples/*.py"))) == len(rows)
     on_disk = json.loads((tmp_path / "out" / "summary.json").read_text())
-    assert on_disk["cases"] == 6 and on_disk["unique"] == 1
+    assert on_disk["cases"] == 6 and on_disk["unique"] == len(rows)
 
 
 def test_known_buckets_are_counted_but_not_saved(tmp_path):
     """Known issues match by bucket key; a signature alone (shared by unrelated bugs) hides nothing."""
     first = run(tmp_path, "crash", 2, workers=0)
-    sig, key = first["unique_findings"][0]["signature"], first["buckets"][0]["key"]
+    sig, keys = first["unique_findings"][0]["signature"], [b["key"] for b in first["buckets"]]
     by_signature = KnownIssues({sig: {"signature": sig}}, [{"signature": sig, "key": "outputs/wrong-value: other"}])
     assert run(tmp_path / "sig", "crash", 2, workers=0, known=by_signature)["unique"] == first["unique"]
     known = KnownIssues({sig: {"signature": sig}}, [{"signature": sig, "key": key,
-                                                      "upstream": "https://example.invalid/1"}])
+                                                      "upstream": "https://example.invalid/1"} for key in keys])
     second = run(tmp_path / "again", "crash", 2, workers=0, known=known)
     assert second["known"] == 2 and second["unique"] == 0
     assert not list((tmp_path / "again" / "out" / "findings").glob("*/examples/*.py"))
+
+
+def test_one_symptom_of_two_causes_is_filed_twice_and_a_known_cause_hides_neither(tmp_path):
+    """ "out[0] values differ" from a known bug and from another program kind: the second is a new finding, not one
+    more count of the known issue (a campaign once counted a new torch bug into a known bucket this way)."""
+    from dynfuzz.generators.case import draw_case
+    from dynfuzz.oracles.model import finding
+    from dynfuzz.run.ledger import Ledger
+    from dynfuzz.triage.explain import cheap_explanation
+
+    f = finding("outputs", "wrong-value", "out[0] values differ", "out[0] values differ")
+    first, second = draw_case(0), draw_case(1)
+    key = cheap_explanation(first, f).key
+    assert key != cheap_explanation(second, f).key
+    known = KnownIssues({}, [{"signature": f.signature, "key": key, "upstream": "https://example.invalid/1"}])
+    ledger = Ledger(CampaignConfig(budget=1, out=tmp_path, spec=CompileSpec(), known=known, progress=False))
+    for case in (first, second, first, second, second):
+        ledger.record(case, f)
+    assert dict(ledger.known_hits) == {key: 2}
+    assert [u.count for u in ledger.unique.values()] == [3]
+    assert len(list((tmp_path / "findings").glob("*/examples/*.py"))) == 1
 
 
 def test_findings_are_replayed_first_from_the_example_database(tmp_path):

@@ -57,8 +57,9 @@ def test_resume_after_sigkill_completes_the_stream_without_duplicates(tmp_path):
     b = json.loads((killed / "summary.json").read_text())
     assert b["cases"] == a["cases"] == 40
     assert b["findings"] == a["findings"]
-    sigs = [u["signature"] for u in b["unique_findings"]]
-    assert len(sigs) == len(set(sigs)) and set(sigs) == {u["signature"] for u in a["unique_findings"]}
+    found = [(u["signature"], u["cheap_key"]) for u in b["unique_findings"]]
+    assert len(found) == len(set(found))
+    assert set(found) == {(u["signature"], u["cheap_key"]) for u in a["unique_findings"]}
     assert b["features"] == a["features"]
     assert b["resumed"]["previous_cases"] == before["cases"]
     assert b["seed"] == 4 and b["compiler"] == "perturb-output"  # settings came from the directory

@@ -3,8 +3,11 @@
 Kept apart from the loop in `campaign.py` (which schedules cases onto workers or a cluster) so that
 what is counted and filed, and how, lives in one place whatever ran the cases.
 
-Filing (see README, "Output layout"): every new signature gets a cheap key (the bucket key computed on
-the unminimized program, no judge call) and is filed under `findings/<slug>-<id>/examples/`. A cheap
+Filing (see README, "Output layout"): every finding gets a cheap key (the bucket key computed on the
+unminimized program, no judge call). A finding is new when its signature and cheap key are, together:
+a signature alone ("out[0] values differ") is shared by unrelated bugs, and counting a second bug into the
+first one's bucket (or into a known issue's) because its symptom reads the same would hide it. A new
+finding is filed under `findings/<slug>-<id>/examples/`. A cheap
 key seen for the first time is handed to the minimization queue; when it comes back minimized and
 explained, its bucket is re-keyed by the explained key (merged into an existing bucket, or dropped as
 a known issue) and gets `repro.py` and `report.md`. What the queue has not finished by the end stays
@@ -26,6 +29,7 @@ from dynfuzz.run.coverage import Tracker
 from dynfuzz.run.coverage_report import summary_block
 from dynfuzz.run.harness_errors import HarnessError, HarnessErrorLog
 from dynfuzz.run.layers import layer_summary
+from dynfuzz.triage.explain import cheap_explanation
 from dynfuzz.triage.filing import BucketFiler
 from dynfuzz.triage.repro import torch_version
 
@@ -40,6 +44,12 @@ class Unique:
     seed: int | None
     count: int = 1
     bucket: str | None = None  # the key of the bucket it is filed in
+    cheap_key: str | None = None  # the bucket key of the program as it was found (before minimization)
+
+
+def identity(signature: str, cheap_key: str) -> str:
+    """What makes a finding new in a campaign: its signature together with its cheap bucket key."""
+    return f"{signature} {cheap_key}"
 
 
 class Ledger:
@@ -50,7 +60,7 @@ class Ledger:
         self.findings_dir = config.out / "findings"
         self.unique: dict[str, Unique] = {}
         self.known_hits: Counter[str] = Counter()
-        self.known_by_signature: dict[str, str] = {}
+        self.known_by_identity: dict[str, str] = {}  # identity() of findings keyed as known issues -> key
         self.features: Counter[str] = Counter()
         self.by_oracle: Counter[str] = Counter()
         self.by_kind: Counter[str] = Counter()
@@ -70,7 +80,7 @@ class Ledger:
         self.replayed = 0
         self.findings_db = None
         self.harness_errors = HarnessErrorLog(config.out / "harness-errors")
-        self.previous: dict[str, dict[str, Any]] = {}  # --resume: signatures the earlier run found (run/resume.py)
+        self.previous: dict[str, dict[str, Any]] = {}  # --resume: identities the earlier run found (run/resume.py)
         self.resumed: dict[str, Any] | None = None
         self.filer = BucketFiler(self.findings_dir, config.spec, config.known, torch_version())
         self.nodes: Counter[str] = Counter()  # cases per cluster node (with --ray)
@@ -129,31 +139,33 @@ class Ledger:
         self.record(case, f)
 
     def record(self, case: Case, f: Finding) -> None:
-        """Count a finding; file it once per signature in its bucket unless it is a known issue."""
+        """Count a finding; file it once per identity in its bucket unless it is a known issue."""
         self.findings += 1
         self.by_oracle[f.oracle] += 1
         self.by_kind[f.kind] += 1
         if f.layer:
             self.by_layer[f.layer] += 1
-        if f.signature in self.known_by_signature:  # its first occurrence was keyed as a known issue
-            self.known_hits[self.known_by_signature[f.signature]] += 1
+        cheap = cheap_explanation(case, f)
+        ident = identity(f.signature, cheap.key)
+        if ident in self.known_by_identity:  # its first occurrence was keyed as a known issue
+            self.known_hits[self.known_by_identity[ident]] += 1
             return
-        if f.signature in self.previous:  # found before a --resume: counted, never filed or reported again
-            self.previous[f.signature]["count"] = self.previous[f.signature].get("count", 1) + 1
+        earlier = self.previous.get(ident) or self.previous.get(f.signature)
+        if earlier is not None:  # found before a --resume: counted, never filed or reported again
+            earlier["count"] = earlier.get("count", 1) + 1
             return
-        if f.signature in self.unique:
-            u = self.unique[f.signature]
+        if ident in self.unique:
+            u = self.unique[ident]
             u.count += 1
             self.filer.count(u)
             return
-        u = Unique(f, None, case.seed)
-        if not self.filer.file(case, f, u, self.seconds):
-            # Known issues match by bucket key, never by signature: a signature ("out[0] values differ")
-            # is shared by unrelated bugs, and a known one must not hide a new one.
-            self.known_by_signature[f.signature] = u.bucket or f.signature
+        u = Unique(f, None, case.seed, cheap_key=cheap.key)
+        if not self.filer.file(case, f, u, self.seconds, cheap):
+            # Known issues match by bucket key, never by signature: a known one must not hide a new one.
+            self.known_by_identity[ident] = u.bucket or f.signature
             self.known_hits[u.bucket or f.signature] += 1
             return
-        self.unique[f.signature] = u
+        self.unique[ident] = u
         if self.findings_db is not None:
             self.findings_db.save(case)
 
@@ -244,7 +256,7 @@ class Ledger:
                 {"signature": u.finding.signature, "oracle": u.finding.oracle, "kind": u.finding.kind,
                  "severity": u.finding.severity, "message": u.finding.message, "count": u.count,
                  "seed": u.seed, "file": str(u.path) if u.path else None, "bucket": u.bucket,
-                 "layer": u.finding.layer}
+                 "layer": u.finding.layer, "cheap_key": u.cheap_key}
                 for u in self.unique_rows()
             ] + list(self.previous.values()),
             "bugs": self.filer.bugs(),

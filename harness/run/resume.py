@@ -37,7 +37,12 @@ class ResumeState:
 
     @property
     def previous_signatures(self) -> dict[str, dict[str, Any]]:
-        return {row["signature"]: dict(row) for row in self.summary.get("unique_findings", [])}
+        """The earlier run's findings by identity (signature and cheap key; by signature alone for a summary
+        written before findings carried their cheap key)."""
+        from dynfuzz.run.ledger import identity
+
+        return {identity(row["signature"], row["cheap_key"]) if row.get("cheap_key") else row["signature"]: dict(row)
+                for row in self.summary.get("unique_findings", [])}
 
 
 def load(out: Path) -> ResumeState:

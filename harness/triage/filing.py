@@ -75,9 +75,10 @@ class BucketFiler:
         self.queue = TriagePool(self.spec, budget, lanes, log_dir=self.dir.parent / "workers")
 
     # ---- filing ----
-    def file(self, case: Case, f: Finding, u: Any, seconds: float) -> bool:
-        """File a new signature; False when its key is a known issue (then nothing is written)."""
-        cheap = cheap_explanation(case, f)
+    def file(self, case: Case, f: Finding, u: Any, seconds: float, cheap: Explanation | None = None) -> bool:
+        """File a new finding (`cheap`: its cheap explanation, when the caller has it); False when its key is
+        a known issue (then nothing is written)."""
+        cheap = cheap or cheap_explanation(case, f)
         key = self.explained.get(cheap.key, cheap.key)
         u.bucket = key
         if self.known.match(key, self.torch) is not None:
