@@ -5,8 +5,9 @@ Rules (the fields of `summary.json` are a contract, so unknown numeric fields fo
 - `seconds` (and `budget_seconds`, `startup_seconds`) is the longest run's: the shards ran side by side;
 - rates and fractions are recomputed from the merged counts: `cases_per_second` is the total cases over
   the longest run's seconds, `valid_fraction`, `overhead_fraction`, mean timings weighted by cases;
-- `unique_findings` are united by signature and `buckets` by bucket key, their counts added (a bucket's
-  signatures united, first seen at the earliest); `unique` and `bugs` are recounted from the union;
+- `unique_findings` are united by signature and cheap key (as a campaign counts them) and `buckets` by
+  bucket key, their counts added (a bucket's signatures united, first seen at the earliest); `unique` and
+  `bugs` are recounted from the union;
 - settings that must agree (torch, backend, device...) are kept when equal, listed when not.
 
 Each run's `findings/` entries are copied under `OUT/findings/` (the first copy of a name wins), and the
@@ -25,7 +26,7 @@ from dynfuzz.triage.buckets import INTERNAL_CLASSES, NOTE_CLASSES
 
 LONGEST = frozenset({"seconds", "budget_seconds", "startup_seconds"})
 RECOMPUTED = frozenset({"cases_per_second", "valid_fraction", "overhead_fraction", "unique", "bugs", "mean_timings"})
-UNITED_BY = {"unique_findings": "signature", "buckets": "key"}
+UNITED_BY = {"unique_findings": ("signature", "cheap_key"), "buckets": ("key",)}
 NOT_COUNTS = frozenset({"seed", "fullgraph", "dynamic"})  # numbers or booleans that are settings, not counts
 ITEM_COUNTS = ("count", "findings", "examples", "cases")  # per-bucket numbers that add up across runs
 
@@ -46,12 +47,13 @@ def load_runs(dirs: Iterable[str | Path]) -> list[tuple[Path, dict[str, Any]]]:
     return runs
 
 
-def _unite(lists: Iterable[list[dict[str, Any]]], by: str) -> list[dict[str, Any]]:
-    """Items united by the field `by`: the first item's fields, with per-run counts added."""
+def _unite(lists: Iterable[list[dict[str, Any]]], by: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Items united by the fields `by`: the first item's fields, with per-run counts added."""
     merged: dict[str, dict[str, Any]] = {}
     for items in lists:
         for item in items:
-            key = str(item.get(by) if item.get(by) is not None else json.dumps(item, sort_keys=True))
+            key = json.dumps([item.get(f) for f in by]) if item.get(by[0]) is not None \
+                else json.dumps(item, sort_keys=True)
             if key not in merged:
                 merged[key] = dict(item)
                 continue

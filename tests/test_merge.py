@@ -60,8 +60,9 @@ def test_merge_of_two_shards_on_the_command_line(tmp_path, capsys):
     assert main(["merge", str(tmp_path / "shard1"), str(tmp_path / "shard2"), "--out", str(tmp_path / "all")]) == 0
     merged = json.loads((tmp_path / "all" / "summary.json").read_text())
     assert merged["cases"] == 6 and merged["findings"] == sum(r["findings"] for r in runs)
-    keys = {u["signature"] for r in runs for u in r["unique_findings"]}
-    assert {u["signature"] for u in merged["unique_findings"]} == keys and merged["unique"] == len(keys)
+    keys = {(u["signature"], u["cheap_key"]) for r in runs for u in r["unique_findings"]}
+    assert {(u["signature"], u["cheap_key"]) for u in merged["unique_findings"]} == keys
+    assert merged["unique"] == len(keys)
     assert merged["shards"] == [[1, 2], [2, 2]]
     assert {b["key"] for b in merged["buckets"]} == {b["key"] for r in runs for b in r["buckets"]}
     for u in merged["unique_findings"]:
