@@ -13,6 +13,7 @@ from . import (  # noqa: F401  (registers the fragments)
     classes_hops,
     classes_meta,
     classes_nn,
+    classes_nn_export,
     classes_numeric,
     classes_special,
     classes_user,

@@ -2,7 +2,10 @@
 
 `torch._dynamo.export` traces the frame into one graph, then rewrites the graph's signature so that it
 takes and returns the user's pytrees: each flattened output of the traced frame is matched to a graph
-output by identity (`eval_frame.rewrite_signature`). `torch.compile` never runs that rewrite.
+output by identity (`eval_frame.rewrite_signature`). `torch.compile` never runs that rewrite. With free
+tensors off (`install_free_tensors_for_export=False`, the `nn-export-specialized` construct), export also
+still models a module reached from a global as a specialised `NNModuleVariable`, which nothing else in
+torch 2.13 does.
 """
 from __future__ import annotations
 
@@ -24,3 +27,22 @@ def export_outputs_mismatched() -> None:
                         outputs[::-1] if outputs else outputs, *rest, **kwargs)
 
     eval_frame.rewrite_signature = rewrite_signature
+
+
+@mutant("specialized-modulelist-reversed", construct="nn-export-specialized")
+def specialized_modulelist_reversed() -> None:
+    """Iterating a ModuleList, Sequential or ParameterList that Dynamo models as a specialised module
+    (`NNModuleVariable`: export with free tensors off) visits its children last to first. The inlined
+    modules of `torch.compile` iterate through their own code, so only the specialised path is broken."""
+    from torch._dynamo.variables.nn_module import NNModuleVariable
+
+    original = NNModuleVariable.unpack_var_sequence
+
+    def unpack_var_sequence(self, tx):
+        import torch
+
+        items = original(self, tx)
+        base = tx.output.get_submodule(self.module_key)
+        return items if isinstance(base, torch.nn.ModuleDict) else items[::-1]
+
+    NNModuleVariable.unpack_var_sequence = unpack_var_sequence
