@@ -64,7 +64,7 @@ def test_one_symptom_of_two_causes_is_filed_twice_and_a_known_cause_hides_neithe
     from dynfuzz.run.ledger import Ledger
     from dynfuzz.triage.explain import cheap_explanation
 
-    f = finding("outputs", "wrong-value", "out[0] values differ", "out[0] values differ")
+    f = finding("outputs", "miscompile", "out[0] values differ", "out[0] values differ")
     first, second = draw_case(0), draw_case(1)
     key = cheap_explanation(first, f).key
     assert key != cheap_explanation(second, f).key
@@ -75,6 +75,81 @@ def test_one_symptom_of_two_causes_is_filed_twice_and_a_known_cause_hides_neithe
     assert dict(ledger.known_hits) == {key: 2}
     assert [u.count for u in ledger.unique.values()] == [3]
     assert len(list((tmp_path / "findings").glob("*/examples/*.py"))) == 1
+
+
+class FakeQueue:
+    """The minimization queue's interface, answering each job with what the test says its triage found."""
+
+    def __init__(self, answers):
+        self.answers, self.jobs, self.ready = answers, [], []
+
+    def __len__(self):
+        return len(self.jobs)
+
+    def submit(self, ident, case, finding, meta=None):
+        self.jobs.append(ident)
+        if ident in self.answers:
+            self.ready.append((ident, "done", self.answers[ident](case, finding)))
+
+    def poll(self, wait=0.0):
+        out, self.ready = self.ready, []
+        self.jobs = [j for j in self.jobs if j not in {i for i, _, _ in out}]
+        return out
+
+    def drain(self, deadline):
+        out, left = self.poll(), list(self.jobs)
+        self.jobs = []
+        return out, left
+
+
+def _triaged(construct):
+    import dataclasses
+
+    from dynfuzz.triage.explain import cheap_explanation
+    from dynfuzz.triage.queue import Triaged
+
+    def answer(case, f):
+        explanation = dataclasses.replace(cheap_explanation(case, f), construct=construct, ablated=True)
+        return Triaged(case, f, explanation, "print('minimized repro')\n", "reproduces", 0.1)
+    return answer
+
+
+@pytest.mark.parametrize("second_cause", ["new", "known", "unanswered"])
+def test_a_second_program_kind_of_a_filed_signature_is_triaged_before_it_is_filed(tmp_path, second_cause):
+    """With the queue on, a finding whose signature is filed under another cheap key waits for its own triage:
+    a new cause gets its own bucket (minimized), a known one counts as known, and one the queue never answers
+    counts with the first finding, so short campaigns do not file a bucket per program kind of one bug."""
+    from dynfuzz.generators.case import draw_case
+    from dynfuzz.oracles.model import finding
+    from dynfuzz.run.ledger import Ledger
+    from dynfuzz.triage.explain import cheap_explanation
+    from dynfuzz.triage.filing import PROBE
+
+    f = finding("outputs", "miscompile", "out[0] values differ", "out[0] values differ")
+    first, second = draw_case(0), draw_case(1)
+    probe = PROBE + cheap_explanation(second, f).key
+    answers = {"new": {probe: _triaged("a second cause")}, "unanswered": {}}.get(second_cause, {})
+    known = KnownIssues({}, [])
+    if second_cause == "known":
+        answers = {probe: _triaged("a known cause")}
+        known_key = _triaged("a known cause")(second, f).explanation.key
+        known = KnownIssues({}, [{"signature": f.signature, "key": known_key, "upstream": "https://example.invalid/1"}])
+    ledger = Ledger(CampaignConfig(budget=1, out=tmp_path, spec=CompileSpec(), known=known, progress=False))
+    ledger.filer.queue = FakeQueue(answers)
+    ledger.record(first, f)
+    ledger.record(second, f)
+    ledger.record(second, f)
+    assert len(ledger.unique) == 1 and ledger.filer.queue.jobs[-1] == probe  # waiting: not filed, not counted
+    ledger.triage_drain()
+    buckets = {b.key: b for b in ledger.filer.buckets.values()}
+    if second_cause == "new":
+        assert len(ledger.unique) == 2 and sorted(u.count for u in ledger.unique.values()) == [1, 2]
+        new = next(b for b in buckets.values() if "a second cause" in b.key)
+        assert new.status == "ok" and (new.folder / "repro.py").read_text() == "print('minimized repro')\n"
+    elif second_cause == "known":
+        assert len(ledger.unique) == 1 and sum(ledger.known_hits.values()) == 2
+    else:
+        assert [u.count for u in ledger.unique.values()] == [3] and len(buckets) == 1
 
 
 def test_findings_are_replayed_first_from_the_example_database(tmp_path):

@@ -12,6 +12,12 @@ key seen for the first time is handed to the minimization queue; when it comes b
 explained, its bucket is re-keyed by the explained key (merged into an existing bucket, or dropped as
 a known issue) and gets `repro.py` and `report.md`. What the queue has not finished by the end stays
 under its cheap key, marked `unminimized`.
+
+A finding whose signature is already filed under another cheap key is a suspect: most are the same bug
+reached through other program text, some are a second bug. With the queue on, it is not filed at once but
+triaged on the side, and re-filed by its explained key when that comes back (into its own bucket when the
+cause is new, else into the known issue or bucket the key names); a suspect still waiting at the end is
+counted with the first finding of its signature, as it would have been without the queue.
 """
 from __future__ import annotations
 
@@ -45,6 +51,7 @@ class Unique:
     count: int = 1
     bucket: str | None = None  # the key of the bucket it is filed in
     cheap_key: str | None = None  # the bucket key of the program as it was found (before minimization)
+    case: Case | None = None  # a suspect's case, kept until it is filed
 
 
 def identity(signature: str, cheap_key: str) -> str:
@@ -61,6 +68,8 @@ class Ledger:
         self.unique: dict[str, Unique] = {}
         self.known_hits: Counter[str] = Counter()
         self.known_by_identity: dict[str, str] = {}  # identity() of findings keyed as known issues -> key
+        self.first_of_signature: dict[str, str] = {}  # signature -> identity of its first finding filed or known
+        self.suspects: dict[str, Unique] = {}  # identity -> a finding waiting for its side triage
         self.features: Counter[str] = Counter()
         self.by_oracle: Counter[str] = Counter()
         self.by_kind: Counter[str] = Counter()
@@ -159,15 +168,52 @@ class Ledger:
             u.count += 1
             self.filer.count(u)
             return
+        if ident in self.suspects:
+            self.suspects[ident].count += 1
+            return
         u = Unique(f, None, case.seed, cheap_key=cheap.key)
+        if f.signature in self.first_of_signature and not self.filer.routed(cheap) and self.filer.probe(case, f, cheap):
+            u.case = case
+            self.suspects[ident] = u
+            return
+        self._file(case, u, ident, cheap)
+
+    def _file(self, case: Case, u: Unique, ident: str, cheap: Any) -> None:
+        f = u.finding
+        self.first_of_signature.setdefault(f.signature, ident)
         if not self.filer.file(case, f, u, self.seconds, cheap):
             # Known issues match by bucket key, never by signature: a known one must not hide a new one.
             self.known_by_identity[ident] = u.bucket or f.signature
-            self.known_hits[u.bucket or f.signature] += 1
+            self.known_hits[u.bucket or f.signature] += u.count
             return
+        for _ in range(u.count - 1):
+            self.filer.count(u)
         self.unique[ident] = u
         if self.findings_db is not None:
             self.findings_db.save(case)
+
+    def _file_suspects(self) -> None:
+        """File the suspects whose side triage has come back, by their explained key."""
+        done = set(self.filer.resolved)
+        self.filer.resolved.clear()
+        for ident, u in list(self.suspects.items()):
+            if u.cheap_key in done:
+                del self.suspects[ident]
+                case, u.case = u.case, None
+                self._file(case, u, ident, cheap_explanation(case, u.finding))
+
+    def _settle_suspects(self) -> None:
+        """At the end: a suspect whose triage did not come back counts with its signature's first finding."""
+        self._file_suspects()
+        for u in self.suspects.values():
+            first = self.first_of_signature[u.finding.signature]
+            if first in self.unique:
+                self.unique[first].count += u.count
+                for _ in range(u.count):
+                    self.filer.count(self.unique[first])
+            else:
+                self.known_hits[self.known_by_identity[first]] += u.count
+        self.suspects.clear()
 
     def harness_error(self, case: Case, error: HarnessError) -> None:
         """File a case dynfuzz could not judge under OUT/harness-errors/ (see run/harness_errors.py)."""
@@ -190,18 +236,21 @@ class Ledger:
         """Take finished minimizations from the queue and re-file their buckets (non-blocking)."""
         for key in self.filer.poll():
             self._forget_known(key)
+        self._file_suspects()
 
     def triage_drain(self, grace: float = 60.0) -> None:
         """Wait at most `grace` s for the queue; what is left stays under its cheap key, `unminimized`."""
         for key in self.filer.drain(grace):
             self._forget_known(key)
+        self._settle_suspects()
 
     def _forget_known(self, key: str) -> None:
         """A bucket turned out to be a known issue once explained: its findings count as known."""
-        for sig, u in list(self.unique.items()):
+        for ident, u in list(self.unique.items()):
             if u.bucket == key:
                 self.known_hits[key] += u.count
-                del self.unique[sig]
+                self.known_by_identity[ident] = key
+                del self.unique[ident]
 
     def unique_rows(self) -> list[Unique]:
         return sorted(self.unique.values(), key=lambda u: (-_severity(u.finding), -u.count))

@@ -22,6 +22,7 @@ from dynfuzz.triage.explain import Explanation, cheap_explanation
 from dynfuzz.triage.known import KnownIssues
 
 MAX_EXAMPLES = 5
+PROBE = "probe "  # the queue ident of a suspect's triage is PROBE + its cheap key
 STATUSES = ("unminimized", "ok", "flaky")
 
 
@@ -66,6 +67,9 @@ class BucketFiler:
         self.buckets: dict[str, Bucket] = {}
         self.explained: dict[str, str] = {}  # cheap key -> explained key
         self.pending: dict[str, Bucket] = {}  # cheap key -> the bucket waiting for its triage
+        self.probing: set[str] = set()  # cheap keys of suspects (run.ledger) waiting for their triage
+        self.resolved: list[str] = []  # cheap keys of suspects whose triage has ended, for the ledger to re-file
+        self.triaged: dict[str, Any] = {}  # cheap key -> a suspect's triage, written when its bucket is new
         self.queue = None
 
     def enable_queue(self, budget: float, lanes: int = 1) -> None:
@@ -88,6 +92,10 @@ class BucketFiler:
             bucket = Bucket(key, cheap, seconds, self.dir / folder_name(key))
             self.buckets[key] = bucket
             self._write_first(bucket, case, f)
+            triaged = self.triaged.pop(cheap.key, None)
+            if triaged is not None and triaged.explanation.key == key:
+                bucket.explanation = triaged.explanation
+                self._write_minimized(bucket, triaged)
         bucket.members.append(u)
         bucket.count += 1
         if sum(1 for m in bucket.members if m.path is not None) < MAX_EXAMPLES:
@@ -98,6 +106,22 @@ class BucketFiler:
                 and cheap.key not in self.explained:
             self.pending[cheap.key] = bucket
             self.queue.submit(cheap.key, case, f, {"bucket_cheap": cheap.key})
+        return True
+
+    def routed(self, cheap: Explanation) -> bool:
+        """Whether a finding with this cheap key goes where it belongs without a triage of its own: its key
+        has been explained already, or a bucket is filed (or waiting) under it."""
+        return cheap.key in self.explained or cheap.key in self.buckets or cheap.key in self.pending
+
+    def probe(self, case: Case, f: Finding, cheap: Explanation) -> bool:
+        """Triage a suspect on the side: a finding whose signature is filed under another cheap key. True when
+        it is queued (or its cheap key already is); its result comes back through `resolved`."""
+        if cheap.key in self.probing:
+            return True
+        if self.queue is None or f.oracle == "harness" or cheap.cls in INTERNAL_CLASSES | NOTE_CLASSES:
+            return False
+        self.probing.add(cheap.key)
+        self.queue.submit(PROBE + cheap.key, case, f, {"bucket_cheap": cheap.key})
         return True
 
     def count(self, u: Any) -> None:
@@ -140,6 +164,7 @@ class BucketFiler:
             return []
         results, left = self.queue.drain(time.monotonic() + grace)
         dropped = [k for ident, status, payload in results for k in self.apply(ident, status, payload)]
+        self.probing.clear()
         for ident in left:
             bucket = self.pending.pop(ident, None)
             if bucket is not None:
@@ -148,6 +173,9 @@ class BucketFiler:
 
     def apply(self, ident: str, status: str, payload: Any) -> list[str]:
         """Re-key the bucket waiting on `ident` with its explained key (merge, known, or rename)."""
+        if ident.startswith(PROBE):
+            self._resolve(ident[len(PROBE):], status, payload)
+            return []
         bucket = self.pending.pop(ident, None)
         if bucket is None or bucket.key not in self.buckets:
             return []
@@ -188,6 +216,15 @@ class BucketFiler:
             self._write_minimized(target, t)
         self._write_count(target)
         return []
+
+    def _resolve(self, cheap_key: str, status: str, payload: Any) -> None:
+        """A suspect's triage ended: its explained key routes it from now on (it stays with the finding it
+        was counted with when the triage failed or the case did not diverge again)."""
+        self.probing.discard(cheap_key)
+        if status == "done" and payload.minimized:
+            self.explained[cheap_key] = payload.explanation.key
+            self.triaged[cheap_key] = payload
+            self.resolved.append(cheap_key)
 
     def _merge(self, source: Bucket, target: Bucket) -> None:
         for u in source.members:
