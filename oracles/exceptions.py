@@ -99,6 +99,8 @@ FULLGRAPH_REFUSALS = (  # (gb_type, word the message must contain, reason)
     ("logging.Logger method not supported for non-export cases", "", "a logger call under fullgraph"),
     ("Encountered torch.is_inference_mode_enabled during tracing", "", "torch.is_inference_mode_enabled() "
      "under fullgraph (a documented fundamental graph break)"),
+    ("Data-dependent assertion failed (cannot compile partial graph)", "", "an assert that fails while tracing "
+     "under fullgraph (a documented fundamental graph break)"),
     ("Unsupported Tensor.backward() call", "trace_autograd_ops", "Tensor.backward() without trace_autograd_ops "
      "under fullgraph"),
     ("using `torch.autograd.grad` with `torch._dynamo.config.trace_autograd_ops=False`", "",

@@ -87,6 +87,16 @@ DELIBERATE = {  # construct -> (program body, fullgraph it is refused under)
                 k = int(torch.is_inference_mode_enabled())
             return x + k
     """, True),
+    "an assert that fails while tracing under fullgraph (a documented fundamental graph break)": ("""
+        import torch
+        def f(x, y):
+            try:
+                assert x.dim() == 7, "rank"
+                k = 0
+            except AssertionError as err:
+                k = len(str(err))
+            return x + k
+    """, True),
     "side effect or graph break inside a torch.cond branch": ("""
         import torch
         LOG = []
