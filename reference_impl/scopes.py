@@ -28,7 +28,7 @@ class Scopes:
                  if isinstance(c, types.CodeType) and c.co_name == name and c.co_firstlineno == line]
         if len(found) > 1:
             cols = sorted(found, key=first_column)
-            found = [c for c in cols if first_column(c) > node.col_offset] or cols
+            found = [c for c in cols if first_column(c) >= node.col_offset] or cols  # a genexpr's code starts at it
         if not found:
             raise ReferenceUnsupported(f"no code object for {name} at line {line}", line)
         return found[0]

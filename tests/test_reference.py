@@ -252,6 +252,24 @@ def test_len_of_a_shape_is_the_number_of_dimensions():
     assert [float(t) for t in out] == [1.0, 3.0]
 
 
+def test_two_generator_expressions_on_one_line_each_run_their_own_code():
+    """A generator expression's code starts at the node's own column: the tracer took the next one's code on
+    the same line, bound its targets as globals (not in that code's locals) and leaked them into the module
+    state (selfcheck seeds 11000067-8, nn-export-specialized walks)."""
+    source = textwrap.dedent("""
+        import torch
+        PAIRS = [('a', 1), ('b', 2)]
+        def f(y):
+            k = sum((v for name, v in PAIRS if name == 'b')) + sum((1 for n, p in PAIRS if n.startswith('a')))
+            return y * k
+        def inputs(device, call=0):
+            return (torch.linspace(-0.5, 1.5, 3, device=device),)
+    """)
+    trace = trace_case(Case(source, seed=0))
+    assert float(trace.calls[0].output.sum()) == pytest.approx(3.0 * float(torch.linspace(-0.5, 1.5, 3).sum()))
+    assert trace.calls[0].effects == []  # no global written by a comprehension target
+
+
 def test_locals_and_vars_see_the_frame_bindings():
     """`locals()` and `vars()` in the traced frame return its bound locals and cells (a KeyError in the
     reference once made selfcheck report a disagreement on a stdlib-objects program)."""
