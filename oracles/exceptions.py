@@ -115,6 +115,9 @@ UNTYPED_FULLGRAPH_REFUSALS = (
     (r"out variants with resizing on graph inputs", "out= op resizing its target under fullgraph"),
     (r"builtin: print \[.*\] (True|False)", "print() under fullgraph"),
 )
+# torch.compile(...).aot_compile refuses a graph break with a RuntimeError of its own, and a guard it cannot write
+# into the package (a dict's version, an object's id) with PackageError: both are its documented limits.
+AOT_GRAPH_BREAK = "Graph breaks are not supported with aot compile"
 HOP_REFUSAL_WORDS = ("Unsafe side effect", "Mutating a variable", "input mutation", "aliasing",
                      "Failed to trace builtin operator", "graph_break()",
                      "Forced graph break")  # config.debug_force_graph_break_on_leaf_return inside a branch
@@ -129,6 +132,11 @@ def deliberate_refusal(err: ExcInfo, fullgraph: bool, exported: str | None = Non
         return f"refused by export ({exported}): {err.gb_type or err.type}"
     if exported and err.type == "SkipTest" and "on export" in text:  # debug_force_graph_break_on_leaf_return
         return f"refused by export ({exported}): a forced graph break"
+    if exported == "aot" and (err.type == "PackageError" or AOT_GRAPH_BREAK in text):
+        what = "a guard it cannot serialize" if err.type == "PackageError" else "a graph break"
+        return f"refused by aot_compile: {what}"
+    if exported == "aot" and err.type == "NotImplementedError" and "aot_compile is absent" in text:
+        return "torch.compile(...).aot_compile is absent from this torch"
     if err.type == "ConstraintViolationError":
         return "a dimension marked dynamic is specialised (ConstraintViolationError, by design)"
     if err.type == "UncapturedHigherOrderOpError" and any(w in text for w in HOP_REFUSAL_WORDS):

@@ -129,7 +129,7 @@ def test_the_repro_exports_as_the_campaign_did(tmp_path, mode):
                       details=("out[0]: values: expected '[0.0]', got '[1.0]'",))
     spec = CompileSpec()
     text = render_repro(case, finding, spec, metadata_for(case, finding, spec))
-    assert f'exported(ns["f"], {mode!r})' in text and "torch.compile(" not in text
+    assert f'exported(ns["f"], {mode!r})' in text and 'torch.compile(ns[' not in text
     path = tmp_path / "repro.py"
     path.write_text(text)
     done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300)
@@ -144,3 +144,18 @@ def test_a_short_campaign_of_the_family_finds_the_mutant(tmp_path):
 @pytest.mark.slow
 def test_without_export_the_mutant_survives(tmp_path):
     assert mutant_finding(campaign(tmp_path / "off", MUTANT, 30, "export", disable="export"), MUTANT, None) is None
+
+
+AOT_MUTANT = "aot-guard-args-reversed"  # a guard failure on the compiled-for arguments: an exceptions finding
+
+
+@pytest.mark.slow
+def test_a_short_campaign_of_the_family_finds_the_aot_mutant(tmp_path):
+    repros = campaign(tmp_path / "on", AOT_MUTANT, 60, "export")
+    assert mutant_finding(repros, AOT_MUTANT, "export-aot", oracles=("exceptions",)) is not None
+
+
+@pytest.mark.slow
+def test_without_export_the_aot_mutant_survives(tmp_path):
+    repros = campaign(tmp_path / "off", AOT_MUTANT, 60, "export", disable="export")
+    assert mutant_finding(repros, AOT_MUTANT, None, oracles=("exceptions",)) is None

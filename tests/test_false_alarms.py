@@ -133,6 +133,20 @@ def test_constraint_violation_of_a_specialised_dynamic_dim_is_by_design():
     assert "by design" in deliberate_refusal(err, fullgraph=False)
 
 
+def test_aot_compile_refusals_are_its_documented_limits_and_only_its_own():
+    """aot_compile refuses a guard it cannot write into its package (a 300-case check filed 13 of them) and a
+    graph break in its own words; the same errors from another way of compiling stay findings."""
+    package = ExcInfo("PackageError", "torch._dynamo.exc", "DICT_VERSION guard cannot be serialized.")
+    graph_break = ExcInfo("RuntimeError", "builtins", "Graph breaks are not supported with aot compile. Please use "
+                          "torch.compile(fullgraph=True).")
+    absent = ExcInfo("NotImplementedError", "builtins", "torch.compile(...).aot_compile is absent from this torch")
+    assert deliberate_refusal(package, False, "aot") == "refused by aot_compile: a guard it cannot serialize"
+    assert deliberate_refusal(graph_break, False, "aot") == "refused by aot_compile: a graph break"
+    assert deliberate_refusal(absent, False, "aot") == "torch.compile(...).aot_compile is absent from this torch"
+    for err in (package, graph_break, absent):
+        assert deliberate_refusal(err, True, "dynamo") is None and deliberate_refusal(err, True) is None
+
+
 def test_a_release_without_graph_break_types_is_matched_by_its_message():
     """torch 2.5.1 raises `Unsupported: Tensor.item` with no gb_type: a fullgraph .item() refusal there was
     filed as a bug (13 findings of a 30-minute campaign), once its minimizer dropped capture_scalar_outputs."""

@@ -54,12 +54,13 @@ def _fails(repro: Path, mutant: str | None) -> bool:
     return subprocess.run(cmd, env=env, capture_output=True, timeout=300).returncode == 1
 
 
-def mutant_finding(repros: list[Path], mutant: str, construct: str | None) -> Path | None:
-    """The first value or state finding (on a program tagged `construct`, if given) whose repro fails
-    under the mutant and passes on unmodified torch."""
+def mutant_finding(repros: list[Path], mutant: str, construct: str | None,
+                   oracles: tuple[str, ...] = ("outputs", "effects")) -> Path | None:
+    """The first value or state finding (or one of `oracles`; on a program tagged `construct`, if given) whose
+    repro fails under the mutant and passes on unmodified torch."""
     for path in repros:
         meta = read_program(path).meta
-        if meta.get("oracle") in ("outputs", "effects") and (construct is None or construct in meta.get("tags", ())) \
+        if meta.get("oracle") in oracles and (construct is None or construct in meta.get("tags", ())) \
                 and _fails(path, mutant) and not _fails(path, None):
             return path
     return None

@@ -5,7 +5,8 @@ takes and returns the user's pytrees: each flattened output of the traced frame 
 output by identity (`eval_frame.rewrite_signature`). `torch.compile` never runs that rewrite. With free
 tensors off (`install_free_tensors_for_export=False`, the `nn-export-specialized` construct), export also
 still models a module reached from a global as a specialised `NNModuleVariable`, which nothing else in
-torch 2.13 does.
+torch 2.13 does. A precompiled function (`aot_compile`, the `export-aot` mode) checks its serialized
+guards against the arguments it binds itself.
 """
 from __future__ import annotations
 
@@ -46,3 +47,18 @@ def specialized_modulelist_reversed() -> None:
         return items if isinstance(base, torch.nn.ModuleDict) else items[::-1]
 
     NNModuleVariable.unpack_var_sequence = unpack_var_sequence
+
+
+@mutant("aot-guard-args-reversed", construct="export-aot")
+def aot_guard_args_reversed() -> None:
+    """A precompiled function (`torch.compile(...).aot_compile`) binds its call's positional arguments in
+    reverse order before checking its guards, so a call with the very arguments it was compiled for fails
+    them. Only a precompiled function binds arguments itself: `torch.compile` checks guards on the frame."""
+    from torch._dynamo.aot_compile import AOTCompiledFunction
+
+    original = AOTCompiledFunction.prepare_f_locals
+
+    def prepare_f_locals(self, *args, **kwargs):
+        return original(self, *args[::-1], **kwargs)
+
+    AOTCompiledFunction.prepare_f_locals = prepare_f_locals

@@ -3,7 +3,9 @@
 `torch.export.export(strict=True)` and `torch._dynamo.export` trace with Dynamo too, but through its
 export paths: the whole frame as one graph, a signature rewritten to take and return the user's
 pytrees, inputs and outputs matched back by identity, parameters and constants lifted. None of that
-runs under `torch.compile`. A program drawn with the `export` setting (generators/compile_config.py)
+runs under `torch.compile`. `torch.compile(fn, fullgraph=True).aot_compile((args, {}))` (mode `aot`,
+torch's precompile) traces as `torch.compile` does, but writes every guard into a package: guard
+serialization is a layer of its own. A program drawn with the `export` setting (generators/compile_config.py)
 is exported at the arguments of its call, and the exported graph is run on them.
 
 Note [What an export run is judged on]
@@ -29,12 +31,21 @@ EXPORT_ORACLES = ("outputs", "exceptions")
 
 EXPORT_HELPER = '''
 
-def exported(fn, mode):  # fn exported at each call's arguments ("strict": torch.export; else torch._dynamo.export)
+AOT_ABSENT = "torch.compile(...).aot_compile is absent from this torch"
+
+
+def exported(fn, mode):  # fn exported at each call's arguments ("strict": torch.export; "aot": aot_compile;
+    # else torch._dynamo.export)
     def call(*args):
         try:  # torch._dynamo.export runs fn once: side effects on its arguments land on a copy
             example = copy.deepcopy(args)
         except Exception:
             example = args
+        if mode == "aot":  # precompiled whole (every guard serialized) by the eager backend, then called
+            compiled = torch.compile(fn, fullgraph=True, backend="eager")
+            if not hasattr(compiled, "aot_compile"):
+                raise NotImplementedError(AOT_ABSENT)
+            return compiled.aot_compile((args, {}))(*args)
         if mode == "strict":
             class Entry(torch.nn.Module):
                 def forward(self, *a):

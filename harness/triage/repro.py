@@ -32,7 +32,8 @@ if TYPE_CHECKING:
 
 VERDICTS = ("reproduces", "flaky", "error")
 EXPORT_CALLS = {"strict": "torch.export.export(strict=True)", "dynamo": "torch._dynamo.export",
-                "dynamo-aten": "torch._dynamo.export(aten_graph=True)"}
+                "dynamo-aten": "torch._dynamo.export(aten_graph=True)",
+                "aot": 'torch.compile(fullgraph=True, backend="eager").aot_compile'}
 # Oracles whose divergence may involve a call that raised: the repro keeps an exception as the call's result.
 _CATCHING = ("exceptions", "illegal", "effects", "grads")
 _GRAD_WORDS = ("requires_grad", "Parameter", "register_hook", "torch.nn")
