@@ -1,0 +1,81 @@
+"""[exceptions/spurious-exception] call 0: compiled raised RuntimeError, eager did not
+
+Minimized by dynfuzz.
+torch 2.13.0+cpu, torch.compile(fullgraph=True, backend="eager").aot_compile at the call's arguments, the exported graph run on them: exits 1 while the bug is present, 0 once fixed."""
+DYNFUZZ = {'oracle': 'exceptions',
+ 'kind': 'spurious-exception',
+ 'signature': '16cca66fa222',
+ 'title': '[exceptions/spurious-exception] call 0: compiled raised RuntimeError, eager did not',
+ 'tags': [],
+ 'torch': '2.13.0+cpu',
+ 'python': '3.11.7',
+ 'backend': 'eager',
+ 'device': 'cpu',
+ 'fullgraph': False,
+ 'dynamic': None,
+ 'compiler': 'torch',
+ 'entry': 'f',
+ 'seed': None,
+ 'families': [],
+ 'status': 'open',
+ 'upstream': None}
+
+import copy
+import sys
+import types
+
+import torch
+
+PROGRAM = r'''
+import torch
+
+def f(y):
+    return y.data.requires_grad
+
+def inputs(device, call=0):
+    return (torch.linspace(0.0, 0.0, 2, device=device),)
+COMPILE_OPTIONS = {'export': 'aot'}
+'''
+
+
+AOT_ABSENT = "torch.compile(...).aot_compile is absent from this torch"
+
+
+def exported(fn, mode):  # fn exported at each call's arguments ("strict": torch.export; "aot": aot_compile;
+    # else torch._dynamo.export)
+    def call(*args):
+        try:  # torch._dynamo.export runs fn once: side effects on its arguments land on a copy
+            example = copy.deepcopy(args)
+        except Exception:
+            example = args
+        if mode == "aot":  # precompiled whole (guards serialized) by the eager backend, then called
+            compiled = torch.compile(fn, fullgraph=True, backend="eager")
+            if not hasattr(compiled, "aot_compile"):
+                raise NotImplementedError(AOT_ABSENT)
+            return compiled.aot_compile((args, {}))(*args)
+        if mode == "strict":
+            class Entry(torch.nn.Module):
+                def forward(self, *a):
+                    return fn(*a)
+
+            return torch.export.export(Entry(), example, strict=True).module()(*args)
+        return torch._dynamo.export(fn, aten_graph=mode == "dynamo-aten")(*example).graph_module(*args)
+
+    return call
+
+
+def run(source, compiled):
+    ns = vars(sys.modules.setdefault(f"repro_{compiled}", types.ModuleType(f"repro_{compiled}")))
+    exec(source, ns)
+    fn = exported(ns["f"], 'aot') if compiled else ns["f"]
+    args = ns["inputs"]("cpu", 0)
+    try:
+        out = fn(*args)
+    except Exception as e:
+        out = e
+    return out, args, ns
+
+
+out, args, ns = run(PROGRAM, compiled=False)
+c_out, c_args, c_ns = run(PROGRAM, compiled=True)
+assert isinstance(c_out, Exception) == isinstance(out, Exception), f"compiled raised {c_out!r}; eager returned {out!r}"
