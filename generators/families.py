@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import importlib
 
-FAMILY_MODULES = ("basic", "compile_config", "conds", "effects", "closures", "resizes", "syntax", "stdlib", "classes")
+FAMILY_MODULES = ("basic", "export", "conds", "effects", "closures", "resizes", "syntax", "stdlib", "classes")
 
 
 def load_families() -> None:

@@ -1,4 +1,4 @@
-"""Autograd and optimizers inside the compiled frame (generators/stdlib_autograd.py): a backward, an
+"""Autograd and optimizers inside the compiled frame (generators/stdlib/autograd.py): a backward, an
 `autograd.grad` or a hooked backward of a fresh leaf, under compiled autograd or `trace_autograd_ops` in a
 share of cases; an optimizer step on a module-level parameter, with its learning rate changed between calls
 at times.

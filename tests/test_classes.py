@@ -149,7 +149,7 @@ def test_a_functional_loss_over_a_tensor_without_columns_is_not_drawn():
     tensor of shape (2, 0), so the check does not hang on what one seed of the whole mix draws."""
     from dynfuzz.generators.builder import Builder
     from dynfuzz.generators.case import case_from_program
-    from dynfuzz.generators.classes_nn import nn_functional
+    from dynfuzz.generators.classes.nn import nn_functional
     from dynfuzz.generators.compose import finish
     from dynfuzz.generators.hypothesis_compat import data_from_seed
 

@@ -11,7 +11,7 @@ import torch
 from dynfuzz.doubles import DoubleCompiler
 from dynfuzz.generators import case_seed, draw_case, ir, programs
 from dynfuzz.generators.builder import Builder, TensorVar
-from dynfuzz.generators.conds import ILLEGAL, Site, _branch_locals, plain_if
+from dynfuzz.generators.conds.nested import ILLEGAL, Site, _branch_locals, plain_if
 from dynfuzz.generators.fragments import DISABLE_ENV
 from dynfuzz.generators.render import render, render_stmt
 from dynfuzz.oracles.illegal import clean_refusal

@@ -18,7 +18,7 @@ from functools import lru_cache
 import pytest
 from dynfuzz.generators import case_seed, draw_case
 from dynfuzz.generators.case import Case
-from dynfuzz.generators.compile_config import EXPORT_MODES
+from dynfuzz.generators.export.modes import EXPORT_MODES
 from dynfuzz.oracles import Finding
 from dynfuzz.run.compilers import CompileSpec, make_compiler
 from dynfuzz.run.judge import judge

@@ -5,7 +5,7 @@ export paths: the whole frame as one graph, a signature rewritten to take and re
 pytrees, inputs and outputs matched back by identity, parameters and constants lifted. None of that
 runs under `torch.compile`. `torch.compile(fn, fullgraph=True).aot_compile((args, {}))` (mode `aot`,
 torch's precompile) traces as `torch.compile` does, but writes every guard into a package: guard
-serialization is a layer of its own. A program drawn with the `export` setting (generators/compile_config.py)
+serialization is a layer of its own. A program drawn with the `export` setting (generators/basic/settings.py)
 is exported at the arguments of its call, and the exported graph is run on them.
 
 Note [What an export run is judged on]
@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from dynfuzz.generators.compile_config import EXPORT_MODES
+from dynfuzz.generators.export.modes import EXPORT_MODES
 
 EXPORT_ORACLES = ("outputs", "exceptions")
 

@@ -1,0 +1,21 @@
+"""The `classes` family: user-defined classes and torch objects with behaviour: classes defined at
+module level and in the frame, inheritance and super(), properties, dunder methods, nn.Modules,
+autograd.Function, torch.func transforms, checkpoint and functions Dynamo is told to skip.
+
+The fragments live in the modules of this package, imported here (their shared helpers in `common`);
+importing this module registers them.
+"""
+from __future__ import annotations
+
+from . import (  # noqa: F401  (registers the fragments)
+    dunder,
+    func_transforms,
+    hops,
+    meta,
+    nn,
+    nn_export,
+    numeric,
+    special,
+    user,
+)
+from .common import FAMILY  # noqa: F401

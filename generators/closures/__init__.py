@@ -1,0 +1,8 @@
+"""The `closures` family: nested functions, cells, name shadowing, escaping closures, graph breaks.
+
+`nested` holds the family's main fragments and imports the rest (`callables`, `preexisting`, `agree`) in
+registration order; `cells` is what a cell can hold and how closures read and write it.
+"""
+from __future__ import annotations
+
+from . import nested  # noqa: F401
