@@ -8,7 +8,7 @@ Runs three campaigns as separate `dynfuzz fuzz` processes, each with `--no-db` (
 - `guided`: `--guided` (which measures coverage too).
 
 Prints total and per-file line coverage of torch/_dynamo (and of its reachable part, see
-`dynfuzz.run.coverage.OUT_OF_REACH`), distinct feature-tag pairs, findings and buckets, and wall times
+`dynfuzz.run.line_coverage.OUT_OF_REACH`), distinct feature-tag pairs, findings and buckets, and wall times
 with their ratios: coverage/plain is the cost of measuring, guided/plain the cost of guiding.
 
     python bench/coverage.py [--cases 1000] [--seed 0] [--workers 1] [--family F] [--out DIR] [--json]

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from dynfuzz.generators import case_seed, draw_case  # noqa: E402
 from dynfuzz.run.compilers import CompileSpec, make_compiler, quiet_torch_logs  # noqa: E402
 from dynfuzz.run.execute import observe  # noqa: E402
-from dynfuzz.run.reference import try_trace  # noqa: E402
+from dynfuzz.run.reference_trace import try_trace  # noqa: E402
 
 
 def main() -> int:
@@ -48,7 +48,7 @@ def main() -> int:
         compile_ms.append(compiled.first_call_seconds * 1000)
         ratios.append(trace.interp_seconds / max(compiled.first_call_seconds, 1e-9))
         if args.guards and trace.first.error is None:
-            from dynfuzz.run.guards import guard_check
+            from dynfuzz.run.guard_probes import guard_check
 
             start = time.perf_counter()
             guard_check(case, compiler, trace)

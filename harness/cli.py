@@ -142,7 +142,7 @@ def cmd_minimize(args) -> int:
 
 
 def cmd_replay(args) -> int:
-    from dynfuzz.triage.replay import replay_command
+    from dynfuzz.triage.corpus_replay import replay_command
 
     return replay_command(args.paths, args.workers, args.known)
 
@@ -247,7 +247,7 @@ def cmd_merge(args) -> int:
 
 
 def cmd_selfcheck(args) -> int:
-    from dynfuzz.run.reference import selfcheck
+    from dynfuzz.run.reference_trace import selfcheck
 
     if args.n < 0:
         raise UsageError("-n must not be negative")

@@ -44,7 +44,7 @@ def compile_spec(args) -> CompileSpec:
 
 def layer_flags(args) -> tuple[tuple[str, ...], bool]:
     """`--backends a,b,c` (validated, in layer order) and `--cross-device` (which needs --device cuda)."""
-    from dynfuzz.run.layers import in_layer_order
+    from dynfuzz.run.multi_backend import in_layer_order
 
     names = [b for b in (getattr(args, "backends", None) or "").split(",") if b]
     for name in names:
@@ -119,7 +119,7 @@ def scale_options(args) -> dict:
 
 def coverage_spec(args):
     """`--coverage` / `--coverage-scope` / `--guided` (which measures coverage too) as a CoverageSpec, or None."""
-    from dynfuzz.run.coverage import DEFAULT_SCOPES, CoverageSpec, package_dir
+    from dynfuzz.run.line_coverage import DEFAULT_SCOPES, CoverageSpec, package_dir
 
     scopes = tuple(args.coverage_scope or ())
     if not (args.coverage or args.guided or scopes):

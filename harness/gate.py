@@ -23,8 +23,8 @@ from dynfuzz.errors import UsageError
 from dynfuzz.generators.case import case_seed, draw_case
 from dynfuzz.run.compilers import CompileSpec
 from dynfuzz.triage.buckets import INTERNAL_CLASSES, NOTE_CLASSES
+from dynfuzz.triage.corpus_replay import Outcome, discover, format_table, replay
 from dynfuzz.triage.known import KnownIssues
-from dynfuzz.triage.replay import Outcome, discover, format_table, replay
 
 NOT_BUGS = INTERNAL_CLASSES | NOTE_CLASSES
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from dynfuzz.triage.replay import expected_status, is_corpus_file, run_entry
+from dynfuzz.triage.corpus_replay import expected_status, is_corpus_file, run_entry
 
 
 class KnownDivergence(Exception):

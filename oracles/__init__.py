@@ -1,5 +1,5 @@
 """Oracles: pure judgements `(case, observations, trace) -> list[Finding]`, one module per aspect."""
-from . import effects, exceptions, grads, guards, illegal, outputs, recompiles, reference  # noqa: F401  (importing registers them)  # noqa: F401  (the reference self-check and the guard oracle)  # noqa: F401
+from . import effects, exceptions, grads, guards, illegal, outputs, recompiles, reference_agreement  # noqa: F401  (importing registers them)
 from .model import CallRecord, ExcInfo, Finding, Observation, Observations, finding, signature
 from .registry import ORACLES, oracle, run_oracles
 

@@ -104,7 +104,7 @@ RULES: tuple[Rule, ...] = (
          names=frozenset({"_dynamo_static_input_type"})),
     Rule("export-autograd-metadata", frozenset({"eager", "aot_eager", "inductor"}), frozenset({"out"}),
          frozenset({"requires_grad", "is_leaf", "view", "storage", "identity"}),
-         "An exported program (COMPILE_OPTIONS export) is judged on its output values only (harness/run/export.py): "
+         "An exported program (COMPILE_OPTIONS export) is judged on its output values only (run/export_runner.py): "
          "export keeps a custom autograd.Function's forward alone, run without grad as eager runs it, and its "
          "graph returns fresh tensors, so whether an output requires grad, is a leaf, a view, or the very "
          "object eager returned are not export's promise.",

@@ -60,7 +60,7 @@ def _process_state_is_restored():
     """Programs run in-process may set torch._dynamo.config at module level (a corpus entry sets
     capture_scalar_outputs), and a local Ray cluster swaps `print` for its own: no test may leave either to
     the next one in the same worker (Dynamo traces `print` as a graph break only while it is the builtin)."""
-    from dynfuzz.triage.replay import restore_dynamo_config
+    from dynfuzz.triage.corpus_replay import restore_dynamo_config
 
     saved = torch._dynamo.config.get_config_copy()
     saved_print = builtins.print  # ray.init() replaces print in its driver process (log deduplication)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from dynfuzz.cli import main
+from dynfuzz.triage.corpus_replay import CORPUS_DIR, discover, format_table, replay, run_entry, verdict_for
 from dynfuzz.triage.known import KnownIssues
-from dynfuzz.triage.replay import CORPUS_DIR, discover, format_table, replay, run_entry, verdict_for
 from dynfuzz.triage.repro import read_program, render_entry, torch_version
 
 ROOT = Path(__file__).resolve().parent.parent

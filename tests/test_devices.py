@@ -13,8 +13,8 @@ from dynfuzz.generators.case import Case
 from dynfuzz.oracles import policy
 from dynfuzz.run.compilers import CompileSpec, make_compiler
 from dynfuzz.run.judge import judge
-from dynfuzz.run.layers import CROSS_DEVICE, backend_of
-from dynfuzz.triage.layers import Layering, layer_sentence
+from dynfuzz.run.multi_backend import CROSS_DEVICE, backend_of
+from dynfuzz.triage.triangulate import Layering, layer_sentence
 
 PROGRAM = """
     import torch

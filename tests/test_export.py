@@ -1,4 +1,4 @@
-"""Export as a way of compiling (harness/run/export.py): programs drawn with the `export` setting are
+"""Export as a way of compiling (harness/run/export_runner.py): programs drawn with the `export` setting are
 exported at their call's arguments (strict `torch.export`, `torch._dynamo.export` with and without
 `aten_graph`) and judged on their outputs and errors only.
 

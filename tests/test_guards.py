@@ -7,9 +7,9 @@ import pytest
 from dynfuzz.generators.case import Case
 from dynfuzz.run.compilers import CompileSpec, make_compiler
 from dynfuzz.run.execute import load_program
-from dynfuzz.run.guards import guard_check, perturbations
+from dynfuzz.run.guard_probes import guard_check, perturbations
 from dynfuzz.run.judge import judge
-from dynfuzz.run.reference import trace_case
+from dynfuzz.run.reference_trace import trace_case
 
 CLOSURE_GLOBAL = textwrap.dedent('''
     import torch

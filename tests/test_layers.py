@@ -14,8 +14,8 @@ from dynfuzz.mutants import load
 from dynfuzz.oracles import finding
 from dynfuzz.run.compilers import CompileSpec, make_compiler
 from dynfuzz.run.judge import judge
-from dynfuzz.run.layers import in_layer_order, layer_summary, spec_for
-from dynfuzz.triage.layers import UNLOCATED, triangulate
+from dynfuzz.run.multi_backend import in_layer_order, layer_summary, spec_for
+from dynfuzz.triage.triangulate import UNLOCATED, triangulate
 
 TANH_PROGRAM = """
     import torch
@@ -32,7 +32,7 @@ apply([sys.argv[1]])
 from dynfuzz.generators.case import Case
 from dynfuzz.run.compilers import CompileSpec, make_compiler
 from dynfuzz.run.judge import judge
-from dynfuzz.triage.layers import triangulate
+from dynfuzz.triage.triangulate import triangulate
 case = Case(source=textwrap.dedent(sys.argv[3]))
 spec = CompileSpec(backend=sys.argv[2])
 found = judge(case, make_compiler(spec), spec).findings

@@ -11,11 +11,11 @@ import textwrap
 import pytest
 import torch
 from dynfuzz.generators.case import Case
-from dynfuzz.oracles.reference import check_reference
+from dynfuzz.oracles.reference_agreement import check_reference
 from dynfuzz.reference_impl import Interpreter, Program, ReferenceUnsupported, Tracer
 from dynfuzz.reference_impl.replay import replay
 from dynfuzz.run.execute import load_program, observe
-from dynfuzz.run.reference import selfcheck, trace_case
+from dynfuzz.run.reference_trace import selfcheck, trace_case
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 

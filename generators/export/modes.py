@@ -10,7 +10,7 @@ from ..builder import Builder
 from ..fragments import fragment
 
 # COMPILE_OPTIONS export modes: the program is exported at its call's arguments instead of compiled
-# (harness/run/export.py): strict torch.export, torch._dynamo.export with and without aten_graph, and
+# (harness/run/export_runner.py): strict torch.export, torch._dynamo.export with and without aten_graph, and
 # torch.compile's precompile (`aot_compile`, which serializes every guard; tag `export-aot`).
 EXPORT_MODES = ("strict", "dynamo", "dynamo-aten", "aot")
 

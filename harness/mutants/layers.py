@@ -1,6 +1,6 @@
 """Mutants placed below Dynamo: one breaks the AOTAutograd backend, one breaks an inductor lowering.
 
-They prove that triangulation (harness/triage/layers.py) names the layer a bug lives in: Dynamo's graph
+They prove that triangulation (harness/triage/triangulate.py) names the layer a bug lives in: Dynamo's graph
 is correct under both, so the `eager` backend agrees with eager; only the backend built on the broken
 layer diverges.
 """

@@ -19,8 +19,8 @@ from dynfuzz.generators.case import Case, case_seed, draw_case
 from dynfuzz.report import write_campaign_report
 from dynfuzz.report.plot import write_progress_svg
 from dynfuzz.run.compilers import CompileSpec, make_compiler
-from dynfuzz.run.coverage import Collector, CoverageSpec
 from dynfuzz.run.ledger import Ledger, Unique  # noqa: F401  (Unique: re-exported for callers)
+from dynfuzz.run.line_coverage import Collector, CoverageSpec
 from dynfuzz.run.progress import Reporter
 from dynfuzz.run.resume import ResumeState
 from dynfuzz.triage.known import KnownIssues
@@ -191,14 +191,14 @@ class Campaign(Ledger):
         write_campaign_report(cfg.out, self.samples)
         reporter.final(summary, self.unique_rows())
         if self.coverage_report is not None:
-            from dynfuzz.run.coverage_report import format_table
+            from dynfuzz.run.line_coverage_report import format_table
 
             reporter.console.print(format_table(self.coverage_report), highlight=False, markup=False)
         return summary
 
     def _finish_coverage(self) -> None:
         """Stop in-process measurement, merge the workers' data, write OUT/coverage.json."""
-        from dynfuzz.run.coverage_report import finish
+        from dynfuzz.run.line_coverage_report import finish
 
         if self.collector is not None:
             self.collector.save()

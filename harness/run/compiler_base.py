@@ -57,7 +57,7 @@ class Compiler(ABC):
         """The callable run in the compiled mode; `options` are the program's COMPILE_OPTIONS."""
 
     def exports(self, options: dict[str, Any]) -> bool:
-        """Whether `compile(fn, options)` exports rather than compiles (harness/run/export.py): the run is then
+        """Whether `compile(fn, options)` exports rather than compiles (harness/run/export_runner.py): the run is then
         judged on its outputs and errors only. Doubles ignore the `export` option and compile."""
         return False
 

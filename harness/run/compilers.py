@@ -41,7 +41,7 @@ class TorchCompiler(Compiler):
         self.counter = compile_counter(self.spec.backend)
 
     def compile(self, fn: Callable, options: dict[str, Any]) -> Callable:
-        from dynfuzz.run.export import export_mode, exported
+        from dynfuzz.run.export_runner import export_mode, exported
         from dynfuzz.run.torch_logs import with_torch_logs
 
         mode = export_mode(options)
@@ -56,7 +56,7 @@ class TorchCompiler(Compiler):
         return with_torch_logs(compiled, quiet_torch_logs) if options.get("logs") else compiled
 
     def exports(self, options: dict[str, Any]) -> bool:
-        from dynfuzz.run.export import export_mode
+        from dynfuzz.run.export_runner import export_mode
 
         return export_mode(options) is not None
 

@@ -59,7 +59,7 @@ def judge(case: Case, compiler: Compiler, spec: CompileSpec, only: tuple[str, ..
     compiled = obs.compiled
     judged = True
     if obs.extra.get(EXPORTED):  # Note [What an export run is judged on]
-        from dynfuzz.run.export import EXPORT_ORACLES
+        from dynfuzz.run.export_runner import EXPORT_ORACLES
 
         only = tuple(o for o in only or EXPORT_ORACLES if o in EXPORT_ORACLES)
         judged, reference, guards = bool(only), False, False
@@ -70,7 +70,7 @@ def judge(case: Case, compiler: Compiler, spec: CompileSpec, only: tuple[str, ..
         findings = [f for f in findings if f.call is not None and f.call < skip[0]]
     layer_timings: dict[str, float] = {}
     if spec.backends or spec.cross_device:
-        from dynfuzz.run.layers import other_layers
+        from dynfuzz.run.multi_backend import other_layers
 
         findings, layer_timings = other_layers(case, spec, eager, obs, findings, only, facts)
     total = time.perf_counter() - start
@@ -135,11 +135,11 @@ def _reference(case: Case, spec: CompileSpec, compiler: Compiler, obs: Observati
     """The reference trace (None when off or unsupported) and, when enabled, the guard perturbations."""
     if not reference:
         return None, {"status": "off"}
-    from dynfuzz.run.reference import try_trace
+    from dynfuzz.run.reference_trace import try_trace
 
     trace, info = try_trace(case, spec.device)
     if trace is not None and guards and trace.calls and trace.first.error is None:
-        from dynfuzz.run.guards import guard_check
+        from dynfuzz.run.guard_probes import guard_check
 
         start = time.perf_counter()
         obs.extra["guards"] = guard_check(case, compiler, trace, spec.device)

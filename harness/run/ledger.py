@@ -31,10 +31,10 @@ from typing import TYPE_CHECKING, Any
 from dynfuzz.generators.case import Case
 from dynfuzz.oracles import Finding, finding
 from dynfuzz.oracles.model import SEVERITY
-from dynfuzz.run.coverage import Tracker
-from dynfuzz.run.coverage_report import summary_block
 from dynfuzz.run.harness_errors import HarnessError, HarnessErrorLog
-from dynfuzz.run.layers import layer_summary
+from dynfuzz.run.line_coverage import Tracker
+from dynfuzz.run.line_coverage_report import summary_block
+from dynfuzz.run.multi_backend import layer_summary
 from dynfuzz.triage.explain import cheap_explanation
 from dynfuzz.triage.filing import BucketFiler
 from dynfuzz.triage.repro import torch_version

@@ -105,7 +105,7 @@ def forget_imported_module(name: str) -> None:
         cached.cache_clear()
     # Any torch function that compiles the user's code itself leaves the alias in its own module's globals:
     # the higher-order ops' eager implementations (cond, while_loop, map, scan...), strict torch.export (its
-    # traced root frame is a wrapper in torch._dynamo.functional_export, harness/run/export.py), eager
+    # traced root frame is a wrapper in torch._dynamo.functional_export, harness/run/export_runner.py), eager
     # flex_attention (around the score and mask functions), torch.func.grad (torch._functorch.apis). A
     # list of them went stale with each new construct, so every loaded torch module is cleared.
     key = f"__import_{name}"

@@ -93,12 +93,12 @@ def cheap_explanation(case: Case, finding: Finding) -> Explanation:
 
 
 def _layer(case: Case, finding: Finding, spec: CompileSpec) -> str | None:
-    """The first diverging layer (harness/triage/layers.py): known from a `--backends` run, else found by
+    """The first diverging layer (harness/triage/triangulate.py): known from a `--backends` run, else found by
     re-running on each backend; None for a double, which replaces the whole compiler, and when no
     backend reproduces the divergence."""
     if finding.layer or spec.compiler != "torch":
         return finding.layer
-    from dynfuzz.triage.layers import UNLOCATED, triangulate
+    from dynfuzz.triage.triangulate import UNLOCATED, triangulate
 
     layering = triangulate(case, finding, spec, stop_at_first=True)
     return None if layering.layer == UNLOCATED else layering.tag

@@ -16,7 +16,7 @@ from typing import Any
 from dynfuzz.generators.case import Case
 from dynfuzz.oracles import Finding
 from dynfuzz.run.compilers import CompileSpec
-from dynfuzz.run.layers import spec_for
+from dynfuzz.run.multi_backend import spec_for
 from dynfuzz.triage.buckets import INTERNAL_CLASSES, NOTE_CLASSES, bucket_id, folder_name
 from dynfuzz.triage.explain import Explanation, cheap_explanation
 from dynfuzz.triage.known import KnownIssues

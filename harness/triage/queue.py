@@ -21,7 +21,7 @@ from typing import Any
 from dynfuzz.generators.case import Case
 from dynfuzz.oracles import Finding
 from dynfuzz.run.compilers import CompileSpec
-from dynfuzz.run.layers import spec_for
+from dynfuzz.run.multi_backend import spec_for
 from dynfuzz.triage.explain import Explanation
 
 GRACE_SECONDS = 180.0  # beyond the budget: explanation and one repro run, before a job counts as hung

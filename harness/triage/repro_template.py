@@ -83,7 +83,7 @@ def literal(text: str | None) -> str:
 def compile_call(entry: str, backend: str, plan: Plan, config: dict[str, Any]) -> str:
     """`torch.compile(ns["f"], ...)` as the finding compiled it, under its Dynamo config patch if any: the
     patch is on while `torch.compile` runs and while the compiled function is called."""
-    if "export" in plan.options:  # harness/run/export.py: exported, not compiled, at each call's arguments
+    if "export" in plan.options:  # harness/run/export_runner.py: exported, not compiled, at each call's arguments
         exported = f'exported(ns["{entry}"], {plan.options["export"]!r})'
         return f"torch._dynamo.config.patch({_settings(config)})({exported})" if config else exported
     kwargs = [f'backend="{backend}"' if not plan.frames else "backend=counter"]
@@ -129,7 +129,7 @@ def fill(*, title: str, about: str, meta: dict[str, Any], source: str, eager_sou
     helpers = BACKWARD if plan.backward else ""
     imports = "import sys\nimport types\n"
     if "export" in plan.options:
-        from dynfuzz.run.export import EXPORT_HELPER
+        from dynfuzz.run.export_runner import EXPORT_HELPER
 
         helpers += EXPORT_HELPER
         imports += "import copy\n"

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from dynfuzz.generators.case import Case
 from dynfuzz.oracles import Finding
 from dynfuzz.run.compilers import BACKENDS, CompileSpec
-from dynfuzz.run.layers import compiler_for, layer_of
+from dynfuzz.run.multi_backend import compiler_for, layer_of
 
 AGREES = "agrees"
 REPRODUCES = "reproduces"

@@ -67,7 +67,7 @@ def try_trace(case: Case, device: str = "cpu") -> tuple[Trace | None, dict[str, 
 
 def selfcheck(n: int, seed: int, families: tuple[str, ...], compile_time: bool = True) -> dict[str, Any]:
     """Trace n generated cases and compare each with its eager run; returns the selfcheck summary."""
-    from dynfuzz.oracles.reference import check_reference
+    from dynfuzz.oracles.reference_agreement import check_reference
     from dynfuzz.run.compilers import CompileSpec, make_compiler
 
     compiler = make_compiler(CompileSpec()) if compile_time else None
