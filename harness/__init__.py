@@ -7,6 +7,11 @@ The public API, loaded on first use so that `import dynfuzz` (and the CLI's argu
     check(source)                    # judge one program's text: the oracles' findings
     minimize(case, spec, budget=60)  # shrink a failing Case toward the same failure
     Campaign(CampaignConfig(...)).run()
+
+Import paths follow one rule: this folder, `harness/`, is the package `dynfuzz` itself, so `harness/X/Y.py`
+is `dynfuzz.X.Y`; the other stages are its subpackages under their own folder names, so `generators/X/Y.py`
+is `dynfuzz.generators.X.Y` (likewise `oracles/` and `reference_impl/`). One installed name, `dynfuzz`, and no
+generic top-level names in site-packages (tests/test_layout.py checks every module against the rule).
 """
 from __future__ import annotations
 

@@ -47,7 +47,6 @@ def _add_compile_flags(p: argparse.ArgumentParser, defaults: bool = True) -> Non
 
 def cmd_fuzz(args) -> int:
     from dynfuzz.run.campaign import Campaign, CampaignConfig
-    from dynfuzz.triage.known import KnownIssues
 
     budget = parse_duration(args.budget)
     resume = _resume(args)
@@ -59,7 +58,7 @@ def cmd_fuzz(args) -> int:
                             spec=flags.compile_spec(args), families=flags.families(args.family),
                             workers=args.workers, max_cases=args.cases,
                             case_timeout=parse_duration(args.case_timeout),
-                            known=KnownIssues.load(args.known), progress=args.progress,
+                            known=flags.known_issues(args), progress=args.progress,
                             **flags.scale_options(args),
                             coverage=flags.coverage_spec(args), guided=args.guided,
                             worker_memory=flags.worker_memory(args), minimize_budget=flags.minimize_budget(args))
@@ -163,6 +162,12 @@ def cmd_gate(args) -> int:
     return run_gate(config)
 
 
+def _add_corpus_flags(p) -> None:
+    p.add_argument("--corpus", default=None, metavar="DIR",
+                   help="the corpus folder (default: $DYNFUZZ_CORPUS, else corpus/ of the editable checkout)")
+    p.add_argument("--known", default=None, help="known-issues TOML (default: known_issues.toml in the corpus folder)")
+
+
 def _add_minimize_flags(p) -> None:
     p.add_argument("--minimize-budget", default="60s",
                    help="minimize each new bucket in a worker process for at most this long (default 60s)")
@@ -175,8 +180,8 @@ def cmd_known(args) -> int:
     from dynfuzz.triage import known as known_mod
     from dynfuzz.triage.repro import torch_version
 
-    path = Path(args.known) if args.known else None
-    issues = known_mod.KnownIssues.load(path)
+    issues = flags.known_issues(args)
+    path = issues.path
     version = torch_version()
     if args.action == "add":
         if not args.bucket:
@@ -276,7 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=1, help="worker processes (0: run in this process)")
     p.add_argument("--cases", type=int, default=None, help="stop after this many cases")
     p.add_argument("--case-timeout", default="300s", help="per-case limit before the case is a hang")
-    p.add_argument("--known", default=None, help="known-issues TOML (default corpus/known_issues.toml)")
+    _add_corpus_flags(p)
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None)
     p.add_argument("--fail-on-finding", action="store_true", help="exit 1 when any unique finding was saved")
     _add_minimize_flags(p)
@@ -362,7 +367,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--upstream", default=None, help="with add: the upstream issue URL")
     p.add_argument("--refresh", action="store_true", help="recompute every key from its corpus repro")
     p.add_argument("--check", action="store_true", help="exit 1 when a repro no longer produces its key")
-    p.add_argument("--known", default=None, help="known-issues TOML (default corpus/known_issues.toml)")
+    _add_corpus_flags(p)
     p.set_defaults(func=cmd_known)
 
     p = sub.add_parser("merge", help="merge the summary.json of shards or runs into one (counts add, buckets united)")

@@ -142,3 +142,15 @@ def minimize_budget(args) -> float | None:
     if budget <= 0:
         raise UsageError("--minimize-budget must be positive (use --no-minimize to switch minimization off)")
     return budget
+
+
+def known_issues(args):
+    """The known issues a command reads: `--known FILE`, else `known_issues.toml` of the corpus folder
+    (`--corpus DIR`, `$DYNFUZZ_CORPUS` or the editable checkout; see `dynfuzz.paths`)."""
+    from dynfuzz.paths import known_issues_file
+    from dynfuzz.triage.known import KnownIssues
+
+    if getattr(args, "known", None):
+        return KnownIssues.load(Path(args.known))
+    path = known_issues_file(getattr(args, "corpus", None))
+    return KnownIssues.load(path) if path is not None else KnownIssues()

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 from dynfuzz.cli import main
-from dynfuzz.triage.corpus_replay import CORPUS_DIR, discover, format_table, replay, run_entry, verdict_for
+from dynfuzz.paths import corpus_dir
+from dynfuzz.triage.corpus_replay import discover, format_table, replay, run_entry, verdict_for
 from dynfuzz.triage.known import KnownIssues
 from dynfuzz.triage.repro import read_program, render_entry, torch_version
 
@@ -37,10 +38,11 @@ def test_corpus_has_seed_scenarios_with_metadata():
 
 
 def test_known_issue_signatures_point_at_corpus_files():
-    for sig, entry in KnownIssues.load().entries.items():
+    known = KnownIssues.load()
+    for sig, entry in known.entries.items():
         assert "upstream" in entry, sig
         if entry.get("corpus"):
-            assert (ROOT / entry["corpus"]).exists(), entry["corpus"]
+            assert known.entry_path(entry["corpus"]).exists(), entry["corpus"]
 
 
 @pytest.mark.parametrize("expected,signature,found,verdict", [
@@ -89,7 +91,7 @@ def test_replay_cli_exit_codes(tmp_path, capsys):
 
 
 def test_one_seed_entry_replays_clean():
-    outcome = run_entry(str(CORPUS_DIR / "global_rebind_and_dict.py"))
+    outcome = run_entry(str(corpus_dir() / "global_rebind_and_dict.py"))
     assert outcome.verdict == "ok", outcome.detail
 
 

@@ -226,9 +226,9 @@ def test_paths_become_python_expressions():
 
 def test_written_repro_reproduces_in_a_subprocess_and_reads_back(tmp_path):
     """`verify_repro` on real torch scripts: the corpus's float-sign bug reproduces, a correct program is flaky."""
-    from dynfuzz.triage.corpus_replay import CORPUS_DIR
+    from dynfuzz.paths import corpus_dir
 
-    assert verify_repro(CORPUS_DIR / "float_sign_no_guard.py", CompileSpec()) == "reproduces"
+    assert verify_repro(corpus_dir() / "float_sign_no_guard.py", CompileSpec()) == "reproduces"
     case = _case(RAISES_ONLY_EAGER)
     f, spec = _finding(case, "torch")
     path = tmp_path / "repro.py"

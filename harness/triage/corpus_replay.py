@@ -19,7 +19,6 @@ from pathlib import Path
 from dynfuzz.errors import UsageError
 from dynfuzz.triage.known import KnownIssues
 
-CORPUS_DIR = Path(__file__).resolve().parents[2] / "corpus"
 BAD_VERDICTS = ("NEW", "CHANGED", "ERROR")
 SELF_KINDS = ("reference-bug",)  # a bug in dynfuzz's reference tracer, not in torch: noted, not a verdict
 
@@ -57,9 +56,11 @@ def is_corpus_file(path: Path) -> bool:
 
 
 def discover(paths: list[str] | None) -> list[Path]:
-    """Corpus files under the given files or folders (default: the repository's corpus/)."""
+    """Corpus files under the given files or folders (default: the corpus folder, `dynfuzz.paths`)."""
+    from dynfuzz.paths import corpus_dir
+
     found: list[Path] = []
-    for raw in paths or [str(CORPUS_DIR)]:
+    for raw in paths or [str(corpus_dir())]:
         p = Path(raw)
         if not p.exists():
             raise UsageError(f"no such corpus file or folder: {raw}")

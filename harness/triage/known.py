@@ -20,9 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from dynfuzz.errors import UsageError
+from dynfuzz.paths import known_issues_file
 
-ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_PATH = ROOT / "corpus" / "known_issues.toml"
 _WARNED: list[Path] = []
 _LAYER = re.compile(r" @[\w.-]+$")
 FIELDS = ("key", "signature", "title", "upstream", "note", "corpus", "torch")
@@ -66,9 +65,18 @@ class KnownIssues:
                 return item
         return None
 
+    def entry_path(self, relative: str) -> Path:
+        """A repro an entry names (`corpus = "x.py"`): relative to the known-issues file's folder."""
+        path = Path(relative)
+        if path.is_absolute() or self.path is None:
+            return path
+        return self.path.parent / path
+
     @classmethod
     def load(cls, path: Path | None = None) -> KnownIssues:
-        default, path = path is None, DEFAULT_PATH if path is None else Path(path)
+        default, path = path is None, known_issues_file() if path is None else Path(path)
+        if path is None:
+            return cls()
         if not path.exists():
             if default and not _WARNED:  # a non-editable install leaves corpus/ behind: say so, once
                 _WARNED.append(path)
@@ -97,7 +105,9 @@ class KnownIssues:
 
     def save(self, path: Path | None = None) -> None:
         """Rewrite the file: the header, then one `[[issue]]` table per entry, fields in a fixed order."""
-        path = path or self.path or DEFAULT_PATH
+        path = path or self.path or known_issues_file()
+        if path is None:
+            raise UsageError("no corpus folder to write known_issues.toml into: pass --corpus DIR or --known FILE")
         parts = [HEADER]
         for item in self.issues:
             lines = ["[[issue]]"]
@@ -156,11 +166,11 @@ def refresh(known: KnownIssues, torch_version: str, out=print) -> int:
     failed = 0
     for item in known.issues:
         corpus = item.get("corpus")
-        if not corpus or not (ROOT / corpus).exists():
+        if not corpus or not known.entry_path(corpus).exists():
             out(f"SKIP  {item.get('title', '?')}: no corpus repro")
             failed += 1
             continue
-        key, signature = key_of_repro(ROOT / corpus, item)
+        key, signature = key_of_repro(known.entry_path(corpus), item)
         if key is None:
             out(f"FIXED {corpus}: no longer diverges on torch {torch_version}; key kept")
             failed += 1
@@ -187,7 +197,8 @@ def check(known: KnownIssues, torch_version: str, out=print) -> int:
             out(f"skip  {item.get('corpus')}: listed for torch {', '.join(versions)}")
             continue
         corpus = item.get("corpus")
-        key = key_of_repro(ROOT / corpus, item)[0] if corpus and (ROOT / corpus).exists() else None
+        key = key_of_repro(known.entry_path(corpus), item)[0] if corpus and known.entry_path(corpus).exists() \
+            else None
         if key is None or key != item.get("key"):
             drift += 1
             out(f"DRIFT {corpus}: expected {item.get('key')!r}, got {key!r}")
@@ -203,14 +214,16 @@ def add(known: KnownIssues, bucket_dir: Path, torch_version: str, upstream: str 
     repro = bucket_dir / "repro.py"
     if not repro.is_file():
         raise UsageError(f"{bucket_dir}: not a bucket folder (no repro.py)")
-    corpus_dir = corpus_dir or ROOT / "corpus"
+    corpus_dir = corpus_dir or (known.path.parent if known.path is not None else None)
+    if corpus_dir is None:
+        raise UsageError("no corpus folder to add the repro to: pass --corpus DIR or --known FILE")
     name = re.sub(r"-[0-9a-f]{12}$", "", bucket_dir.name).replace("-", "_") + ".py"
     target = corpus_dir / name
     if target.exists():
         raise UsageError(f"{target} already exists; rename the bucket's repro by hand")
     shutil.copyfile(repro, target)
     try:
-        relative = str(target.relative_to(ROOT))
+        relative = str(target.relative_to(known.path.parent)) if known.path is not None else str(target)
     except ValueError:
         relative = str(target)
     item: dict[str, Any] = {"title": _title(bucket_dir), "upstream": upstream, "corpus": relative}
