@@ -1,6 +1,6 @@
 """`Case`: one generated (or hand-written) program plus what is needed to run and re-draw it.
 
-The source follows the dynfuzz program convention (see README): an entry
+The source follows the dynfuzz program convention (docs/programs.md): an entry
 function, `inputs(device, call=0)` returning fresh arguments, optional `CALLS`
 (default 2), optional `between(call)` run before every call after the first,
 optional `COMPILE_OPTIONS` (extra `torch.compile` keyword arguments), optional

@@ -12,7 +12,7 @@ from dynfuzz.triage.repro import read_program
 
 
 def check_source(source: str, spec: CompileSpec | None = None, entry: str = "f") -> list[Finding]:
-    """Judge one program text (the program convention of README.md) and return the oracles' findings.
+    """Judge one program text (the program convention, docs/programs.md) and return the oracles' findings.
 
     >>> check_source("import torch\\ndef f(x): return x + 1\\ndef inputs(device, call=0): return (torch.ones(2),)")
     []

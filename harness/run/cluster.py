@@ -111,7 +111,7 @@ def _record_dir() -> Path:
 
 
 class CaseRunner:
-    """The body of one Ray actor: draws and judges blocks of cases (Note [A dead actor's case ...])."""
+    """The body of one Ray actor: draws and judges blocks of cases (see Note [A dead actor's case is a crash, a lost node's cases are not])."""
 
     def __init__(self, spec: CompileSpec) -> None:
         import ray
@@ -288,7 +288,7 @@ class RayPool:
         self.block = max(1, min(MAX_BLOCK, round(BLOCK_SECONDS / max(self.seconds_per_case, 1e-6))))
 
     def _after_death(self, actor: _Actor, lanes: list[Lane], error: Exception) -> list[tuple]:
-        """Note [A dead actor's case is a crash, a lost node's cases are not]."""
+        """See Note [A dead actor's case is a crash, a lost node's cases are not]."""
         self.restarts += 1
         for ref in list(actor.calls):  # the later queued block died with the actor too
             queued, _ = actor.calls.pop(ref)

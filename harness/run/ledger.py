@@ -3,7 +3,7 @@
 Kept apart from the loop in `campaign.py` (which schedules cases onto workers or a cluster) so that
 what is counted and filed, and how, lives in one place whatever ran the cases.
 
-Filing (see README, "Output layout"): every finding gets a cheap key (the bucket key computed on the
+Filing (see docs/findings.md, "Root-cause buckets"): every finding gets a cheap key (the bucket key computed on the
 unminimized program, no judge call). A finding is new when its signature and cheap key are, together:
 a signature alone ("out[0] values differ") is shared by unrelated bugs, and counting a second bug into the
 first one's bucket (or into a known issue's) because its symptom reads the same would hide it. A new

@@ -26,7 +26,7 @@ _WARNED: list[Path] = []
 _LAYER = re.compile(r" @[\w.-]+$")
 FIELDS = ("key", "signature", "title", "upstream", "note", "corpus", "torch")
 HEADER = """\
-# Torch bugs already known (see README, "Known issues"). Campaigns count these but do not re-report
+# Torch bugs already known (see docs/findings.md, "Known issues"). Campaigns count these but do not re-report
 # them; the gate treats them as expected; `dynfuzz replay` says loudly (FIXED) when one stops diverging.
 # `key` is the bucket key, computed by `dynfuzz known --refresh` from the entry's corpus repro, never
 # typed by hand; `torch` lists the releases it was seen on (a key matches only on those releases);

@@ -324,7 +324,7 @@ def read_program(path: Path) -> SavedProgram:
     for required in (entry, "inputs"):
         if required not in defined:
             raise UsageError(f"{path}: no `{required}` defined (a program needs an entry function "
-                             f"and `inputs(device, call=0)`; see README)")
+                             f"and `inputs(device, call=0)`; see docs/programs.md)")
     case = Case(source=source, entry=entry, tags=frozenset(meta.get("tags", ())), seed=meta.get("seed"),
                 families=tuple(meta.get("families", ())), eager_source=assigned.get("EAGER_PROGRAM"),
                 intended_error=meta.get("intended_error"))
