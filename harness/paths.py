@@ -23,21 +23,22 @@ KNOWN_ISSUES = "known_issues.toml"
 
 @cache
 def checkout() -> Path | None:
-    """The source tree of an editable install of dynfuzz, or None (a regular install, or not installed)."""
-    from importlib.metadata import PackageNotFoundError, distribution
+    """The source tree of an editable install of dynfuzz, or None (a regular install, or not installed).
+
+    Every `dynfuzz` distribution on the path is asked: run from the checkout itself, the build's own
+    `dynfuzz.egg-info` comes first and records no install."""
+    from importlib.metadata import distributions
     from urllib.parse import unquote, urlparse
 
-    try:
-        text = distribution("dynfuzz").read_text("direct_url.json")
-    except PackageNotFoundError:
-        return None
-    if not text:
-        return None
-    info = json.loads(text)
-    url = urlparse(info.get("url", ""))
-    if url.scheme != "file" or not info.get("dir_info", {}).get("editable"):
-        return None
-    return Path(unquote(url.path))
+    for dist in distributions(name="dynfuzz"):
+        text = dist.read_text("direct_url.json")
+        if not text:
+            continue
+        info = json.loads(text)
+        url = urlparse(info.get("url", ""))
+        if url.scheme == "file" and info.get("dir_info", {}).get("editable"):
+            return Path(unquote(url.path))
+    return None
 
 
 def corpus_dir(explicit: str | Path | None = None, required: bool = True) -> Path | None:

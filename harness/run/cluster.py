@@ -111,7 +111,9 @@ def _record_dir() -> Path:
 
 
 class CaseRunner:
-    """The body of one Ray actor: draws and judges blocks of cases (see Note [A dead actor's case is a crash, a lost node's cases are not])."""
+    """The body of one Ray actor: draws and judges blocks of cases.
+
+    See Note [A dead actor's case is a crash, a lost node's cases are not]."""
 
     def __init__(self, spec: CompileSpec) -> None:
         import ray

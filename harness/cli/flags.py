@@ -1,15 +1,17 @@
-"""Parsed command-line flags turned into configuration: a compile spec, families, output folder, scale,
-coverage and memory options. Every bad value is a one-line `UsageError` (exit 2) raised here, before
-anything runs, so each verb of `dynfuzz.cli` validates the same flag the same way.
+"""Command-line flags shared between verbs (`add_*_flags`), and their values turned into configuration: a
+compile spec, families, output folder, scale, coverage and memory options, known issues. Every bad value is
+a one-line `UsageError` (exit 2) raised here, before anything runs, so each verb of `dynfuzz.cli` validates
+the same flag the same way.
 """
 from __future__ import annotations
 
+import argparse
 import re
 from pathlib import Path
 
 from dynfuzz.budget import parse_duration
 from dynfuzz.errors import UsageError
-from dynfuzz.run.compilers import BACKENDS, DEVICES, CompileSpec
+from dynfuzz.run.compilers import BACKENDS, COMPILE_DEFAULTS, DEVICES, CompileSpec
 
 
 def compile_spec(args) -> CompileSpec:
@@ -154,3 +156,48 @@ def known_issues(args):
         return KnownIssues.load(Path(args.known))
     path = known_issues_file(getattr(args, "corpus", None))
     return KnownIssues.load(path) if path is not None else KnownIssues()
+
+
+def add_compile_flags(p: argparse.ArgumentParser, defaults: bool = True) -> None:
+    """Compile flags; with `defaults=False` unset flags stay None so a saved file's metadata can fill them."""
+    d = COMPILE_DEFAULTS if defaults else dict.fromkeys(COMPILE_DEFAULTS)
+    p.add_argument("--backend", default=d["backend"], help="eager, aot_eager or inductor (default eager)")
+    p.add_argument("--device", default=d["device"], help="cpu or cuda (default cpu)")
+    p.add_argument("--fullgraph", action=argparse.BooleanOptionalAction, default=d["fullgraph"],
+                   help="compile with fullgraph=True (default: --no-fullgraph)")
+    p.add_argument("--dynamic", action=argparse.BooleanOptionalAction, default=None,
+                   help="force dynamic=True/False (default: torch's automatic dynamic)")
+    p.add_argument("--compiler", default=d["compiler"],
+                   help="torch (default) or a deliberately broken test double, to check the oracles")
+    p.add_argument("--reference", action="store_true",
+                   help="also trace every case with the reference tracer and self-check it (reference-bug findings)")
+    p.add_argument("--guards", action="store_true",
+                   help="also probe guards: perturb the call plan from the reference trace (about 1-2 s a case)")
+    p.add_argument("--backends", default=None, metavar="B1,B2,...",
+                   help="compare every case on each of these backends against eager (e.g. eager,aot_eager,inductor);"
+                        " each finding names the first layer that diverges")
+    p.add_argument("--cross-device", action="store_true",
+                   help="with --device cuda: also compare the compiled CUDA run against CPU eager")
+    p.add_argument("--mutant", action="append", default=[], metavar="NAME",
+                   help="for dynfuzz's own tests: break torch with a named mutant (dynfuzz.mutants) in every worker")
+
+
+def add_corpus_flags(p) -> None:
+    p.add_argument("--corpus", default=None, metavar="DIR",
+                   help="the corpus folder (default: $DYNFUZZ_CORPUS, else corpus/ of the editable checkout)")
+    p.add_argument("--known", default=None, help="known-issues TOML (default: known_issues.toml in the corpus folder)")
+
+
+def add_minimize_flags(p) -> None:
+    p.add_argument("--minimize-budget", default="60s",
+                   help="minimize each new bucket in a worker process for at most this long (default 60s)")
+    p.add_argument("--no-minimize", action="store_true",
+                   help="do not minimize: buckets keep their cheap keys and are marked unminimized")
+
+
+def fill_spec_from(args, meta: dict) -> CompileSpec:
+    """Compile flags left unset on the command line come from a saved file's metadata."""
+    for flag, default in COMPILE_DEFAULTS.items():
+        if getattr(args, flag) is None:
+            setattr(args, flag, meta.get(flag, default))
+    return compile_spec(args)

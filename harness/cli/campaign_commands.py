@@ -1,0 +1,129 @@
+"""`dynfuzz fuzz`, `merge` and `report`: running a campaign and reading campaign folders."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+from pathlib import Path
+
+from dynfuzz.budget import parse_duration
+from dynfuzz.cli import flags
+from dynfuzz.cli.flags import add_compile_flags, add_corpus_flags, add_minimize_flags
+from dynfuzz.errors import UsageError
+
+
+def cmd_fuzz(args) -> int:
+    from dynfuzz.run.campaign import Campaign, CampaignConfig
+
+    budget = parse_duration(args.budget)
+    resume = _resume(args)
+    if args.workers < 0:
+        raise UsageError("--workers must be 0 or more")
+    if args.cases is not None and args.cases < 0:
+        raise UsageError("--cases must not be negative")
+    config = CampaignConfig(resume=resume, budget=budget, out=flags.out_dir(args.out), seed=args.seed,
+                            spec=flags.compile_spec(args), families=flags.families(args.family),
+                            workers=args.workers, max_cases=args.cases,
+                            case_timeout=parse_duration(args.case_timeout),
+                            known=flags.known_issues(args), progress=args.progress,
+                            **flags.scale_options(args),
+                            coverage=flags.coverage_spec(args), guided=args.guided,
+                            worker_memory=flags.worker_memory(args), minimize_budget=flags.minimize_budget(args))
+    summary = Campaign(config).run()
+    print(json.dumps({k: summary[k] for k in ("cases", "cases_per_second", "findings", "unique", "bugs",
+                                               "overhead_fraction")}))
+    if args.fail_on_finding and summary["unique"]:
+        return 1
+    stopped = summary.get("stopped_by")
+    return 128 + signal.Signals[stopped].value if stopped else 0
+
+
+def _resume(args):
+    """`--resume DIR`: the saved campaign's state, its settings written into `args` (run/resume.py)."""
+    from dynfuzz.cli import build_parser
+    from dynfuzz.run.resume import SETTINGS, apply_settings, load
+
+    if args.resume is None:
+        return None
+    defaults = build_parser().parse_args(["fuzz"])
+    if args.out != defaults.out and Path(args.out).resolve() != Path(args.resume).resolve():
+        raise UsageError(f"--resume {args.resume} continues in that directory; --out {args.out} conflicts")
+    state = load(Path(args.resume))
+    given = {dest for dest in SETTINGS.values() if getattr(args, dest) != getattr(defaults, dest)}
+    apply_settings(state, args, given)
+    args.out = args.resume
+    return state
+
+
+def cmd_merge(args) -> int:
+    from dynfuzz.merge import merge
+
+    merged = merge(args.dirs, Path(args.out))
+    print(json.dumps({k: merged.get(k) for k in ("runs", "cases", "cases_per_second", "findings", "unique")}))
+    return 0
+
+
+def cmd_report(args) -> int:
+    from dynfuzz.report import write_report
+
+    dirs = [Path(d) for d in args.dirs]
+    if args.out is None and len(dirs) > 1:
+        raise UsageError("several campaigns are merged into one report: say where it goes with --out DIR")
+    out = flags.out_dir(args.out) if args.out else dirs[0]
+    html, md = write_report(dirs, out, Path(args.since) if args.since else None)
+    print(f"{html}\n{md}")
+    return 0
+
+
+def add_parsers(sub) -> None:
+    p = sub.add_parser("fuzz", help="run a campaign: progress, summary table, OUT/summary.json, OUT/findings/")
+    p.add_argument("--budget", default="60s", help="wall-clock budget: 30s, 10m, 2h (default 60s)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--family", action="append", help="restrict to a family (repeatable)")
+    p.add_argument("--out", default="dynfuzz-out")
+    p.add_argument("--workers", type=int, default=1, help="worker processes (0: run in this process)")
+    p.add_argument("--cases", type=int, default=None, help="stop after this many cases")
+    p.add_argument("--case-timeout", default="300s", help="per-case limit before the case is a hang")
+    add_corpus_flags(p)
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None)
+    p.add_argument("--fail-on-finding", action="store_true", help="exit 1 when any unique finding was saved")
+    add_minimize_flags(p)
+    p.add_argument("--db", default=os.environ.get("DYNFUZZ_DB", ".hypothesis/examples"),
+                   help="Hypothesis example database: a directory, or redis://HOST:PORT[/N] shared by shards and "
+                        "nights (needs dynfuzz[redis]); findings saved, replayed first next run")
+    p.add_argument("--db-expire", type=float, default=30.0, metavar="DAYS",
+                   help="a Redis database entry unused this many days expires (default 30)")
+    p.add_argument("--shard", default=None, metavar="I/N",
+                   help="run shard I of N: the N shards of one --seed never draw the same program")
+    p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                   help="run the workers as Ray actors, one per core (per GPU with --device cuda): on the cluster "
+                        "at ADDRESS, or a local one; needs dynfuzz[ray]")
+    p.add_argument("--no-db", action="store_true", help="do not read or write the example database")
+    p.add_argument("--resume", default=None, metavar="DIR",
+                   help="continue the campaign in DIR after its parent died: its settings, counts and findings kept, "
+                        "in-flight cases run again, the seed stream continued; --budget is the new time")
+    p.add_argument("--worker-memory", default=None, metavar="SIZE",
+                   help="address-space limit per worker (RLIMIT_AS), e.g. 4G, or off; a case reaching it is a "
+                        "harness error (default: half the RAM shared by the workers, at least 4G; off for cuda)")
+    p.add_argument("--coverage", action="store_true",
+                   help="measure line coverage of torch._dynamo per worker (OUT/coverage.json, summary table)")
+    p.add_argument("--coverage-scope", action="append", metavar="PKG",
+                   help="also measure this package, e.g. torch._inductor (repeatable; implies --coverage)")
+    p.add_argument("--guided", action="store_true",
+                   help="coverage-guided generation: weight fragments and mutate choice sequences that reached "
+                        "new lines (reproducible per case from OUT/guided/cases.jsonl, not as a stream)")
+    add_compile_flags(p)
+    p.set_defaults(func=cmd_fuzz)
+
+    p = sub.add_parser("merge", help="merge the summary.json of shards or runs into one (counts add, buckets united)")
+    p.add_argument("dirs", nargs="+", metavar="DIR", help="run output folders (each with a summary.json)")
+    p.add_argument("--out", required=True, help="where the merged summary.json and findings/ go")
+    p.set_defaults(func=cmd_merge)
+
+    p = sub.add_parser("report", help="self-contained HTML + Markdown report of one or several campaigns")
+    p.add_argument("dirs", nargs="+", metavar="DIR", help="campaign folders (each with a summary.json)")
+    p.add_argument("--since", default=None, metavar="PREV",
+                   help="an earlier campaign folder: new buckets, buckets no longer seen and count changes first")
+    p.add_argument("--out", default=None, help="where report.html and report.md go (default: the one DIR)")
+    p.set_defaults(func=cmd_report)

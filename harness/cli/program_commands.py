@@ -1,0 +1,112 @@
+"""`dynfuzz sample`, `check`, `minimize` and `selfcheck`: looking at, judging and shrinking one program."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from dynfuzz.budget import parse_duration
+from dynfuzz.cli import flags
+from dynfuzz.cli.flags import add_compile_flags, fill_spec_from
+from dynfuzz.errors import UsageError
+
+
+def cmd_sample(args) -> int:
+    from dynfuzz.sample import sample
+
+    if args.n < 0:
+        raise UsageError("-n must not be negative")
+    return sample(args.n, args.seed, flags.families(args.family), stats=args.stats, as_json=args.json,
+                  case_seeds=tuple(args.case_seed or ()))
+
+
+def cmd_check(args) -> int:
+    from dynfuzz.check import check
+
+    if (args.file is None) == (args.case_seed is None):
+        raise UsageError("check takes a FILE.py or --case-seed N (one of them)")
+    if args.case_seed is not None:
+        return _check_case_seed(args)
+    return check(Path(args.file), lambda meta: fill_spec_from(args, meta))
+
+
+def _check_case_seed(args) -> int:
+    """`dynfuzz check --case-seed N [--family F]...`: redraw exactly that case of a campaign and judge it."""
+    from dynfuzz.check import check
+    from dynfuzz.sample import draw_or_report
+
+    families = flags.families(args.family)
+    case = draw_or_report(args.case_seed, families)
+    if case is None:
+        return 3
+    return check(None, lambda meta: fill_spec_from(args, meta), case=case)
+
+
+def cmd_minimize(args) -> int:
+    from dynfuzz.triage.minimize import minimize_file
+    from dynfuzz.triage.repro import read_program
+
+    budget = parse_duration(args.budget)
+    saved = read_program(Path(args.file))
+    spec = fill_spec_from(args, saved.meta)
+    m, path = minimize_file(saved, spec, budget, Path(args.out) if args.out else None, args.signature)
+    print(path.read_text())
+    print(f"# minimized {args.file}: {m.original_lines} -> {m.lines} program lines in {m.seconds:.1f} s, "
+          f"signature {m.finding.signature}; written to {path}", file=sys.stderr)
+    return 0
+
+
+def cmd_selfcheck(args) -> int:
+    from dynfuzz.run.reference_trace import selfcheck
+
+    if args.n < 0:
+        raise UsageError("-n must not be negative")
+    result = selfcheck(args.n, args.seed, flags.families(args.family), compile_time=not args.no_compile_time)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        for key in ("n", "agree", "disagree", "unsupported", "median_trace_ms", "median_compile_ms"):
+            print(f"{key:>18}: {result[key]}")
+        for construct, count in result["unsupported_constructs"].items():
+            print(f"  unsupported {count:4d}  {construct}")
+        for problem in result["problems"]:
+            print(f"  disagree seed={problem['seed']}: {problem['why']}")
+    return 1 if result["disagree"] else 0
+
+
+def add_parsers(sub) -> None:
+    p = sub.add_parser("sample", help="print generated programs, or their feature coverage and validity")
+    p.add_argument("-n", type=int, default=5)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--family", action="append")
+    p.add_argument("--stats", action="store_true", help="coverage and validity instead of programs")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--case-seed", type=int, action="append", metavar="N",
+                   help="print exactly the case with this seed, as a campaign drew it (repeatable; every finding "
+                        "and harness-error record names its case seed)")
+    p.set_defaults(func=cmd_sample)
+
+    p = sub.add_parser("check", help="run the oracles on one saved or hand-written program")
+    p.add_argument("file", nargs="?", default=None)
+    p.add_argument("--case-seed", type=int, default=None, metavar="N",
+                   help="instead of a file: redraw the campaign case with this seed (every record names it)")
+    p.add_argument("--family", action="append", help="with --case-seed: the campaign's families (repeatable)")
+    add_compile_flags(p, defaults=False)
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("minimize", help="shrink a failing program toward the same failure")
+    p.add_argument("file")
+    p.add_argument("--budget", default="2m", help="time budget (default 2m)")
+    p.add_argument("--out", default=None, help="output script (default FILE.min.py beside the input)")
+    p.add_argument("--signature", default=None, help="the finding to preserve (default: the file's, or the most "
+                                                     "severe one)")
+    add_compile_flags(p, defaults=False)
+    p.set_defaults(func=cmd_minimize)
+
+    p = sub.add_parser("selfcheck", help="reference tracer vs eager on generated programs (exit 1 on disagreement)")
+    p.add_argument("-n", type=int, default=100)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--family", action="append")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--no-compile-time", action="store_true", help="skip the backend-eager compile timing")
+    p.set_defaults(func=cmd_selfcheck)
