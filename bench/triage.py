@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from dynfuzz.run.compilers import CompileSpec, make_compiler, quiet_torch_logs  # noqa: E402
 from dynfuzz.run.judge import judge  # noqa: E402
 from dynfuzz.triage.explain import explain  # noqa: E402
-from dynfuzz.triage.known import KnownIssues  # noqa: E402
+from dynfuzz.triage.known import KnownIssues, repros_of  # noqa: E402
 from dynfuzz.triage.repro import read_program, torch_version  # noqa: E402
 
 KEEP = {"f", "inputs", "between", "torch", "math", "collections", "device", "call", "CALLS", "COMPILE_OPTIONS",
@@ -157,7 +157,7 @@ def variant_figure(known: KnownIssues) -> dict:
     """Figure 1: every known bug's variants and the bucket each lands in."""
     rows, by_key = [], {}
     for item in known.issues:
-        corpus, key = item.get("corpus"), item.get("key")
+        corpus, key = next(iter(repros_of(item)), None), item.get("key")
         if not corpus or not key or key in by_key:  # aliases share a repro and a key
             continue
         by_key[key] = corpus

@@ -4,7 +4,8 @@ The generated run draws case i from `case_seed(seed, i)`, so every machine
 runs the same programs. Its findings are filed by root-cause bucket and
 minimized in the campaign's triage worker; a bucket whose key is in
 `known_issues.toml` (for this torch release) is expected. Exit codes: 1 when a
-new bucket appeared (its repro is printed inline) or a corpus entry regressed;
+new bug appeared (a miscompile or a crash; with --strict a new refusal too; its repro
+is printed inline) or a corpus entry regressed;
 else 3 when dynfuzz itself failed (an internal error, never reported as a torch
 divergence); else 0. Known issues that pass are reported loudly as FIXED
 without failing the gate. The gate never crashes: an exception inside dynfuzz
@@ -22,11 +23,9 @@ from typing import Any
 from dynfuzz.errors import UsageError
 from dynfuzz.generators.case import case_seed, draw_case
 from dynfuzz.run.compilers import CompileSpec
-from dynfuzz.triage.buckets import INTERNAL_CLASSES, NOTE_CLASSES
+from dynfuzz.triage.buckets import INTERNAL_CLASSES, row_is_bug, tier_of
 from dynfuzz.triage.corpus_replay import Outcome, discover, format_table, replay
 from dynfuzz.triage.known import KnownIssues
-
-NOT_BUGS = INTERNAL_CLASSES | NOTE_CLASSES
 
 MINIMIZE_SECONDS = 60.0
 INTERNAL_EXIT = 3
@@ -46,6 +45,7 @@ class GateConfig:
     workers: int = 1
     known: str | None = None
     minimize_budget: float | None = MINIMIZE_SECONDS  # None: no triage worker (buckets stay unminimized)
+    strict: bool = False  # --strict: a new refusal (a clean graph break under fullgraph) fails the gate too
 
 
 @dataclass
@@ -131,7 +131,8 @@ def _run(config: GateConfig, start: float) -> GateResult:
                                            triage_grace=max(60.0, config.budget - (time.monotonic() - start))))
         summary = campaign.run()
     buckets = summary.get("buckets", [])
-    new = [b for b in buckets if b["status"] != "flaky" and b["class"] not in NOT_BUGS]
+    new = [b for b in buckets if row_is_bug(b)
+           or config.strict and tier_of(b["class"]) == "refusal" and b["status"] != "flaky"]
     notes = [b for b in buckets if b not in new and b["class"] not in INTERNAL_CLASSES]
     internal = [f"{b['count']} internal error(s): {b['key']} ({b['folder']})" for b in buckets
                 if b["class"] in INTERNAL_CLASSES]

@@ -22,10 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from dynfuzz.errors import UsageError
-from dynfuzz.triage.buckets import INTERNAL_CLASSES, NOTE_CLASSES
+from dynfuzz.triage.buckets import row_is_bug, tier_of
 
 LONGEST = frozenset({"seconds", "budget_seconds", "startup_seconds"})
-RECOMPUTED = frozenset({"cases_per_second", "valid_fraction", "overhead_fraction", "unique", "bugs", "mean_timings"})
+RECOMPUTED = frozenset({"cases_per_second", "valid_fraction", "overhead_fraction", "unique", "bugs", "refusals",
+                        "performance", "mean_timings"})
 UNITED_BY = {"unique_findings": ("signature", "cheap_key"), "buckets": ("key",)}
 NOT_COUNTS = frozenset({"seed", "fullgraph", "dynamic"})  # numbers or booleans that are settings, not counts
 ITEM_COUNTS = ("count", "findings", "examples", "cases")  # per-bucket numbers that add up across runs
@@ -113,8 +114,10 @@ def merge_summaries(summaries: list[dict[str, Any]]) -> dict[str, Any]:
     seconds = max(out.get("seconds", 0), 1e-9)
     out["unique"] = len(out.get("unique_findings", []))
     if "bugs" in keys:
-        out["bugs"] = sum(1 for b in out.get("buckets", []) if b.get("status") != "flaky"
-                          and b.get("class") not in INTERNAL_CLASSES | NOTE_CLASSES)
+        buckets = out.get("buckets", [])
+        out["bugs"] = sum(1 for b in buckets if row_is_bug(b))
+        for field_name, tier in (("refusals", "refusal"), ("performance", "performance")):
+            out[field_name] = sum(1 for b in buckets if tier_of(b.get("class", "")) == tier and b.get("status") != "flaky")
     out["cases_per_second"] = round(cases / seconds, 3)
     if "valid_fraction" in keys:
         out["valid_fraction"] = round(1 - out.get("eager_errors", 0) / max(cases, 1), 4)

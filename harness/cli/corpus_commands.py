@@ -27,7 +27,7 @@ def cmd_gate(args) -> int:
                         corpus=[Path(c) for c in args.corpus],
                         out=flags.out_dir(args.out), junit=Path(args.junit) if args.junit else None,
                         summary=Path(args.summary) if args.summary else None, workers=args.workers,
-                        known=args.known, minimize_budget=flags.minimize_budget(args))
+                        known=args.known, minimize_budget=flags.minimize_budget(args), strict=args.strict)
     return run_gate(config)
 
 
@@ -83,6 +83,9 @@ def add_parsers(sub) -> None:
     p.add_argument("--summary", default=None, help="write a Markdown summary (for a PR comment) here")
     p.add_argument("--workers", type=int, default=1, help="worker processes for generated cases (0: inline)")
     p.add_argument("--known", default=None, help="known-issues TOML (default corpus/known_issues.toml)")
+    p.add_argument("--strict", action="store_true",
+                   help="fail on a new refusal (a clean graph break under fullgraph) too, not only on a new "
+                        "miscompile or crash")
     add_minimize_flags(p)
     add_compile_flags(p)
     p.set_defaults(func=cmd_gate)

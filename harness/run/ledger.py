@@ -309,6 +309,8 @@ class Ledger:
                 for u in self.unique_rows()
             ] + list(self.previous.values()),
             "bugs": self.filer.bugs(),
+            "refusals": self.filer.in_tier("refusal"),
+            "performance": self.filer.in_tier("performance"),
             "buckets": [b.summary() for b in self.filer.rows()],
             "internal_errors": self.filer.internal(),
             "harness_errors": self.harness_errors.summary(),

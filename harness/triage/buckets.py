@@ -40,6 +40,60 @@ CLASSES: dict[str, str] = {
 INTERNAL_CLASSES = frozenset({"internal-error"})
 NOTE_CLASSES = frozenset({"reference-disagreement"})
 
+# Note [Tiers: what counts as a bug]
+# PyTorch triages a silent wrong result above a crash, and a crash far above a graph break. So every class has
+# one tier, and only the first two are bugs (`bugs` in summary.json, what fails the gate): a miscompile (the
+# program silently computes, writes or guards the wrong thing; an illegal program accepted, or an error eager
+# raises swallowed, is one too), a crash (an internal error, a process crash or hang, an exception eager does
+# not raise or another one). A refusal (a clean graph break or `Unsupported` under fullgraph=True, a clean
+# export refusal) is a feature gap, and an extra recompile is a performance issue: both listed, never counted
+# among bugs. dynfuzz's own classes have the tier `dynfuzz`.
+TIERS: dict[str, str] = {
+    "wrong-value": "miscompile",
+    "stale-metadata": "miscompile",
+    "wrong-aliasing": "miscompile",
+    "lost-effect": "miscompile",
+    "wrong-effect": "miscompile",
+    "wrong-grad": "miscompile",
+    "missing-recompile": "miscompile",
+    "missing-exception": "miscompile",
+    "accepted-illegal": "miscompile",
+    "crash": "crash",
+    "spurious-exception": "crash",
+    "exception-mismatch": "crash",
+    "backward-crash": "crash",
+    "process-crash": "crash",
+    "hang": "crash",
+    "refused": "refusal",
+    "extra-recompile": "performance",
+    "reference-disagreement": "dynfuzz",
+    "internal-error": "dynfuzz",
+}
+TIER_ORDER = ("miscompile", "crash", "refusal", "performance", "dynfuzz")
+BUG_TIERS = frozenset({"miscompile", "crash"})
+
+
+def tier_of(cls: str) -> str:
+    """The tier of a divergence class (see Note [Tiers: what counts as a bug])."""
+    return TIERS.get(cls, "dynfuzz")
+
+
+def is_bug(cls: str, status: str = "ok", fixed: bool = False) -> bool:
+    """The one predicate for "this bucket is a torch bug": filing, `merge`, the gate and the report all ask it.
+    A miscompile or a crash whose repro is not flaky, and (`fixed`) not passing on the newest release tried
+    (`dynfuzz releases check`): such a bucket is listed apart, for users of older releases."""
+    return tier_of(cls) in BUG_TIERS and status != "flaky" and not fixed
+
+
+def row_is_bug(row: dict) -> bool:
+    """`is_bug` of a `summary.json` bucket row."""
+    return is_bug(row.get("class", "internal-error"), row.get("status", "ok"), bool(row.get("fixed_in")))
+
+
+def tier_rank(cls: str) -> int:
+    """Sort key: miscompiles first, then crashes, refusals, performance, dynfuzz's own."""
+    return TIER_ORDER.index(tier_of(cls))
+
 _BY_KIND = {
     ("effects", "effect-lost"): "lost-effect",
     ("effects", "effect-mismatch"): "wrong-effect",

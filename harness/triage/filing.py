@@ -17,7 +17,7 @@ from dynfuzz.generators.case import Case
 from dynfuzz.oracles import Finding
 from dynfuzz.run.compilers import CompileSpec
 from dynfuzz.run.multi_backend import spec_for
-from dynfuzz.triage.buckets import INTERNAL_CLASSES, NOTE_CLASSES, bucket_id, folder_name
+from dynfuzz.triage.buckets import INTERNAL_CLASSES, NOTE_CLASSES, bucket_id, folder_name, is_bug, tier_of, tier_rank
 from dynfuzz.triage.explain import Explanation, cheap_explanation
 from dynfuzz.triage.known import KnownIssues
 
@@ -46,13 +46,18 @@ class Bucket:
 
     @property
     def is_bug(self) -> bool:
-        """Counted in `bugs` and failing the gate: a torch divergence whose repro is not flaky."""
-        return self.status != "flaky" and self.explanation.cls not in INTERNAL_CLASSES | NOTE_CLASSES
+        """Counted in `bugs` and failing the gate (Note [Tiers: what counts as a bug])."""
+        return is_bug(self.explanation.cls, self.status)
+
+    @property
+    def tier(self) -> str:
+        return tier_of(self.explanation.cls)
 
     def summary(self) -> dict[str, Any]:
         repro = self.folder / "repro.py"
         return {"id": self.id, "key": self.key, "cause": self.explanation.cause, "oracle": self.explanation.oracle,
-                "class": self.explanation.cls, "count": self.count, "first_seen_seconds": round(self.first_seen, 3),
+                "class": self.explanation.cls, "tier": self.tier, "count": self.count,
+                "first_seen_seconds": round(self.first_seen, 3),
                 "layer": self.explanation.layer,
                 "repro": str(repro) if repro.exists() else None, "status": self.status, "verdict": self.verdict,
                 "folder": str(self.folder), "signatures": [u.finding.signature for u in self.members],
@@ -253,10 +258,16 @@ class BucketFiler:
 
     # ---- reading ----
     def rows(self) -> list[Bucket]:
-        return sorted(self.buckets.values(), key=lambda b: (not b.is_bug, -b.count, b.key))
+        """Bugs first, miscompiles before crashes (then refusals, performance, dynfuzz's own); most seen first."""
+        return sorted(self.buckets.values(),
+                      key=lambda b: (not b.is_bug, tier_rank(b.explanation.cls), -b.count, b.key))
 
     def bugs(self) -> int:
         return sum(1 for b in self.buckets.values() if b.is_bug)
+
+    def in_tier(self, tier: str) -> int:
+        """Buckets of one tier that are not flaky (`refusals`, `performance` in summary.json)."""
+        return sum(1 for b in self.buckets.values() if b.tier == tier and b.status != "flaky")
 
     def internal(self) -> int:
         return sum(b.count for b in self.buckets.values() if b.explanation.cls in INTERNAL_CLASSES)

@@ -24,7 +24,7 @@ from dynfuzz.paths import known_issues_file
 
 _WARNED: list[Path] = []
 _LAYER = re.compile(r" @[\w.-]+$")
-FIELDS = ("key", "signature", "title", "upstream", "note", "corpus", "torch")
+FIELDS = ("key", "aliases", "signature", "title", "upstream", "note", "corpus", "torch", "fixed_in")
 HEADER = """\
 # Torch bugs already known (see docs/findings.md, "Known issues"). Campaigns count these but do not re-report
 # them; the gate treats them as expected; `dynfuzz replay` says loudly (FIXED) when one stops diverging.
@@ -55,9 +55,10 @@ class KnownIssues:
         return signature in self.entries
 
     def match(self, key: str, torch: str | None = None) -> dict | None:
-        """The entry whose key is `key` on this torch release (`torch` None: any release)."""
+        """The entry whose key, or one of its `aliases` (the keys its variant repros get), is `key` on this torch
+        release (`torch` None: any release)."""
         for item in self.issues:
-            if key not in (item.get("key"), _without_layer(item.get("key"), key)):
+            if not any(key in (known, _without_layer(known, key)) for known in keys_of(item)):
                 continue
             versions = item.get("torch") or []
             versions = [versions] if isinstance(versions, str) else versions
@@ -118,6 +119,19 @@ class KnownIssues:
         path.write_text("\n".join(parts))
 
 
+def keys_of(item: dict) -> list[str]:
+    """An entry's key and its aliases: one fault, reached through several repros, keyed several ways."""
+    aliases = item.get("aliases") or []
+    return [k for k in [item.get("key"), *([aliases] if isinstance(aliases, str) else aliases)] if k]
+
+
+def repros_of(item: dict) -> list[str]:
+    """The entry's corpus repros (`corpus` is one path or a list: the first is the entry's own, the rest are
+    variants of the same fault, replayed too)."""
+    corpus = item.get("corpus") or []
+    return [corpus] if isinstance(corpus, str) else list(corpus)
+
+
 def _without_layer(known: str | None, key: str) -> str | None:
     """A key that names no layer (layer triangulation did not run) matches an entry whatever its layer."""
     if known is None or _LAYER.search(key):
@@ -165,7 +179,7 @@ def refresh(known: KnownIssues, torch_version: str, out=print) -> int:
     """Recompute every entry's key from its repro; add this torch release. Returns entries that failed."""
     failed = 0
     for item in known.issues:
-        corpus = item.get("corpus")
+        corpus = next(iter(repros_of(item)), None)
         if not corpus or not known.entry_path(corpus).exists():
             out(f"SKIP  {item.get('title', '?')}: no corpus repro")
             failed += 1
@@ -196,7 +210,7 @@ def check(known: KnownIssues, torch_version: str, out=print) -> int:
         if versions and release(torch_version) not in {release(v) for v in versions}:
             out(f"skip  {item.get('corpus')}: listed for torch {', '.join(versions)}")
             continue
-        corpus = item.get("corpus")
+        corpus = next(iter(repros_of(item)), None)
         key = key_of_repro(known.entry_path(corpus), item)[0] if corpus and known.entry_path(corpus).exists() \
             else None
         if key is None or key != item.get("key"):
