@@ -117,7 +117,8 @@ def merge_summaries(summaries: list[dict[str, Any]]) -> dict[str, Any]:
         buckets = out.get("buckets", [])
         out["bugs"] = sum(1 for b in buckets if row_is_bug(b))
         for field_name, tier in (("refusals", "refusal"), ("performance", "performance")):
-            out[field_name] = sum(1 for b in buckets if tier_of(b.get("class", "")) == tier and b.get("status") != "flaky")
+            out[field_name] = sum(1 for b in buckets
+                                  if tier_of(b.get("class", "")) == tier and b.get("status") != "flaky")
     out["cases_per_second"] = round(cases / seconds, 3)
     if "valid_fraction" in keys:
         out["valid_fraction"] = round(1 - out.get("eager_errors", 0) / max(cases, 1), 4)
