@@ -124,6 +124,9 @@ def _run(config: GateConfig, start: float) -> GateResult:
     remaining = max(config.budget - (time.monotonic() - start), 1.0)
     summary: dict[str, Any] = {"cases": 0, "buckets": []}
     if config.cases:
+        from dynfuzz.run.out_folder import claim
+
+        lock = claim(config.out / "campaign", overwrite=True, verb="gate")  # noqa: F841  (the gate owns its folder)
         campaign = Campaign(CampaignConfig(budget=remaining, out=config.out / "campaign", seed=config.seed,
                                            spec=config.spec, families=config.families, workers=config.workers,
                                            max_cases=config.cases, known=_known_with_corpus(config, outcomes),

@@ -187,7 +187,7 @@ def exceptions(case, obs: Observations, trace=None) -> list[Finding]:
                                  f"call {i}: eager raised {e.type}, compiled raised {c.type}",
                                  f"{e.type} vs {key(c)}", severity="medium", call=i,
                                  details=(f"eager: {e.type}: {e.message}", f"compiled: {c.type}: {c.message}"),
-                                 torch_frame=c.torch_frame))
+                                 torch_frame=c.torch_frame, key_frame=c.key_frame))
         if (e is None) != (c is None):
             break  # later calls start from different states; other oracles already report them
     return found
@@ -203,9 +203,9 @@ def _compiled_only(c: ExcInfo, i: int, fullgraph: bool) -> Finding:
                        f"{c.type} {c.gb_type or c.message}", severity="info", call=i, details=detail)
     if cat in ("crash", "refusal"):
         return finding("exceptions", "crash", f"call {i}: compiler crashed with {c.type}",
-                       key(c), call=i, details=detail, torch_frame=c.torch_frame)
+                       key(c), call=i, details=detail, torch_frame=c.torch_frame, key_frame=c.key_frame)
     return finding("exceptions", "spurious-exception", f"call {i}: compiled raised {c.type}, eager did not",
-                   key(c), call=i, details=detail, torch_frame=c.torch_frame)
+                   key(c), call=i, details=detail, torch_frame=c.torch_frame, key_frame=c.key_frame)
 
 
 @renders("exceptions")

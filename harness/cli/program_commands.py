@@ -74,6 +74,28 @@ def cmd_selfcheck(args) -> int:
     return 1 if result["disagree"] else 0
 
 
+def cmd_explain(args) -> int:
+    """`dynfuzz explain FILE.py [--json]`: the bucket key a campaign would file the program under."""
+    from dynfuzz.triage.explain_file import explain_file
+
+    path = Path(args.file)
+    if not path.is_file():
+        raise UsageError(f"no such program: {args.file}")
+    result = explain_file(path, lambda meta: fill_spec_from(args, meta), parse_duration(args.backstop),
+                          localize_too=not args.no_localize)
+    if result is None:
+        print(json.dumps({"key": None, "diverges": False}) if args.json else f"{args.file}: does not diverge")
+        return 1
+    if args.json:
+        print(json.dumps(result.as_json()))
+        return 0
+    print(f"key:    {result.key}\ncause:  {result.cause}\ntier:   {result.tier}\nstable: {result.stable} "
+          f"({result.minimized_lines} program lines, {result.seconds:.0f} s)")
+    for s in result.suspects:
+        print(f"  {s['score']:.3f}  {s['function']}  (failing {s['failing']}, passing {s['passing']})")
+    return 0
+
+
 def add_parsers(sub) -> None:
     p = sub.add_parser("sample", help="print generated programs, or their feature coverage and validity")
     p.add_argument("-n", type=int, default=5)
@@ -102,6 +124,16 @@ def add_parsers(sub) -> None:
                                                      "severe one)")
     add_compile_flags(p, defaults=False)
     p.set_defaults(func=cmd_minimize)
+
+    p = sub.add_parser("explain", help="minimize, explain and localize one program: its bucket key, cause, tier, "
+                                       "suspects (exit 1 when it does not diverge)")
+    p.add_argument("file")
+    p.add_argument("--json", action="store_true", help="one JSON object: key, cause, tier, suspects, stable")
+    p.add_argument("--backstop", default="10m",
+                   help="seconds that stop minimization if its judge calls have not (the key is then `stable: false`)")
+    p.add_argument("--no-localize", action="store_true", help="skip the localization of silent divergences")
+    add_compile_flags(p, defaults=False)
+    p.set_defaults(func=cmd_explain)
 
     p = sub.add_parser("selfcheck", help="reference tracer vs eager on generated programs (exit 1 on disagreement)")
     p.add_argument("-n", type=int, default=100)

@@ -78,15 +78,42 @@ def exc_info(e: BaseException) -> ExcInfo:
         seen.add(id(cur))
         causes.append(type(cur).__qualname__)
         cur = cur.__cause__ or cur.__context__
-    torch_frame = None
-    for frame in traceback.extract_tb(e.__traceback__):
-        norm = frame.filename.replace(os.sep, "/")
-        if "/torch/" in norm:  # the last one: torch may itself be installed under a folder named torch
-            torch_frame = f"torch/{norm.rsplit('/torch/', 1)[1]}:{frame.name}"
+    frames = _torch_frames(e)
+    torch_frame = frames[-1] if frames else None
     message = str(e).strip().splitlines()[0][:500] if str(e).strip() else ""
     tb = "".join(traceback.format_exception(type(e), e, e.__traceback__, limit=-8))[-4000:]
     return ExcInfo(type(e).__qualname__, type(e).__module__, message, tuple(causes),
-                   getattr(e, "gb_type", None), torch_frame, tb, str(e)[:2000])
+                   getattr(e, "gb_type", None), torch_frame, tb, str(e)[:2000], key_frame(e))
+
+
+def _torch_frames(e: BaseException) -> list[str]:
+    """`torch/<file>.py:<function>` of the frames of `e`'s traceback inside torch, outermost first (torch may
+    itself be installed under a folder named torch: the last `/torch/` of a path counts)."""
+    out = []
+    for frame in traceback.extract_tb(e.__traceback__):
+        norm = frame.filename.replace(os.sep, "/")
+        if "/torch/" in norm:
+            out.append(f"torch/{norm.rsplit('/torch/', 1)[1]}:{frame.name}")
+    return out
+
+
+def key_frame(e: BaseException) -> str | None:
+    """The frame a crash's bucket key names: the innermost torch frame that is not a wrapper
+    (`triage.buckets.WRAPPER_FRAMES`), looked for in the deepest `__cause__` first (Dynamo re-raises what
+    broke as InternalTorchDynamoError, TorchRuntimeError or Unsupported `from` it)."""
+    from dynfuzz.triage.buckets import WRAPPER_FRAMES
+
+    chain, seen, cur = [], set(), e
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        chain.append(cur)
+        cur = cur.__cause__
+    for exc in reversed(chain):
+        inner = [f for f in _torch_frames(exc) if f not in WRAPPER_FRAMES]
+        if inner:
+            return inner[-1]
+    frames = _torch_frames(e)
+    return frames[-1] if frames else None
 
 
 def observe(source: str, entry: str, device: str, compiler: Compiler | None, mode: str,

@@ -12,13 +12,15 @@ files a finding under before (or instead of) minimizing it.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, replace
 
 from dynfuzz.generators.case import Case
 from dynfuzz.oracles import Finding
 from dynfuzz.run.compilers import Compiler, CompileSpec, make_compiler
-from dynfuzz.triage.buckets import CLASSES, bucket_key, divergence_class, error_of
-from dynfuzz.triage.constructs import Construct, classify
+from dynfuzz.triage.buckets import CLASSES, bucket_key, divergence_class, error_of, fault_key
+from dynfuzz.triage.constructs import Construct, classify, family
+from dynfuzz.triage.phases import Phases
 
 MAX_JUDGE_CALLS = 12
 NO_CONSTRUCT = "tensor ops"  # nothing the classifier names is needed: plain tensor code diverges
@@ -39,10 +41,21 @@ class Explanation:
     responsible: tuple[str, ...] = ()  # those ablation found the divergence needs
     judge_calls: int = 0
     ablated: bool = False  # False: named without ablation (a cheap key)
+    locus: str | None = None  # `file:function` of torch that localization ranks first by a clear margin
 
     @property
     def key(self) -> str:
-        return bucket_key(self.oracle, self.cls, self.construct, self.perturbation, self.error, self.layer)
+        """A cheap key names the surface (`<oracle>/<class>: <construct>...`); an explained key names the fault
+        (`<tier>: <family>...`, see Note [Explained keys name the fault])."""
+        if not self.ablated:
+            return bucket_key(self.oracle, self.cls, self.construct, self.perturbation, self.error, self.layer)
+        return fault_key(self.cls, family(self.construct) if self.construct != NO_CONSTRUCT else None,
+                         self.perturbation, self.error, self.locus, self.layer)
+
+    @property
+    def unexplained(self) -> bool:
+        """Explained, yet nothing names its cause: no construct is needed and localization named no function."""
+        return self.ablated and self.construct == NO_CONSTRUCT and not self.locus
 
     @property
     def cause(self) -> str:
@@ -121,14 +134,18 @@ def _enables(case: Case, c: Construct, finding: Finding, cls: str, compiler: Com
 
 
 def explain(case: Case, finding: Finding, spec: CompileSpec, compiler: Compiler | None = None,
-            max_calls: int = MAX_JUDGE_CALLS) -> Explanation:
-    """Ablate each construct, perturbation and setting (at most `max_calls` judge calls) and name the key."""
+            max_calls: int = MAX_JUDGE_CALLS, phases: Phases | None = None) -> Explanation:
+    """Ablate each construct, perturbation and setting (at most `max_calls` judge calls) and name the key.
+    `phases` (when given) receives the seconds and judge calls of the ablation and of layer triangulation."""
     from dynfuzz.run.judge import judge
 
+    phases = phases if phases is not None else Phases()
+
+    started = time.perf_counter()
     cls = divergence_class(finding)
     cheap = cheap_explanation(case, finding)
     if not cheap.constructs:
-        return cheap
+        return replace(cheap, ablated=True, layer=_layer(case, finding, spec))
     compiler = compiler or make_compiler(spec)
     constructs = classify(case.source, case.entry)
     in_eager = {c.name: c for c in classify(case.eager_source, case.entry)} if case.eager_source else {}
@@ -164,6 +181,10 @@ def explain(case: Case, finding: Finding, spec: CompileSpec, compiler: Compiler 
                 calls += 1
                 responsible.discard(c.name)  # it leads to the buggy path; no guard is missing
     construct, perturbation = _choose(finding, cls, constructs, responsible, tested)
-    return Explanation(finding.oracle, cls, construct, perturbation, cheap.error, _layer(case, finding, spec),
+    phases.seconds["explain"] = phases.seconds.get("explain", 0.0) + time.perf_counter() - started
+    phases.count("explain", calls)
+    with phases.phase("triangulate"):
+        layer = _layer(case, finding, spec)
+    return Explanation(finding.oracle, cls, construct, perturbation, cheap.error, layer,
                        constructs=cheap.constructs, responsible=tuple(sorted(responsible)), judge_calls=calls,
                        ablated=True)

@@ -17,6 +17,7 @@ from dynfuzz.generators.case import Case, case_from_program, draw_case
 from dynfuzz.oracles import Finding
 from dynfuzz.run.compilers import Compiler, CompileSpec, make_compiler
 from dynfuzz.run.judge import judge
+from dynfuzz.triage.phases import Phases
 from dynfuzz.triage.reduce import ReduceStats, reduce_source
 from dynfuzz.triage.repro import SavedProgram, write_minimized
 
@@ -37,6 +38,7 @@ class Minimized:
     original_lines: int
     stage1: bool = False
     reduce: ReduceStats | None = None
+    timed_out: bool = False  # the seconds budget, not the judge calls, ended it (another machine may differ)
 
     @property
     def lines(self) -> int:
@@ -51,11 +53,13 @@ def program_lines(source: str) -> int:
 class Judge:
     """Runs candidate programs and answers: does the target failure still appear?"""
 
-    def __init__(self, compiler: Compiler, spec: CompileSpec, target: Target) -> None:
-        self.compiler, self.spec, self.target = compiler, spec, target
+    def __init__(self, compiler: Compiler, spec: CompileSpec, target: Target, limit: int | None = None) -> None:
+        self.compiler, self.spec, self.target, self.limit = compiler, spec, target, limit
         self.calls = 0
 
     def finding(self, case: Case) -> Finding | None:
+        if self.limit is not None and self.calls >= self.limit:
+            return None  # out of judge calls: no candidate is accepted any more
         self.calls += 1
         try:
             result = judge(case, self.compiler, self.spec)
@@ -114,38 +118,50 @@ def choose_target(case: Case, compiler: Compiler, spec: CompileSpec, signature: 
     return Target(chosen.signature, result.eager_ok), chosen
 
 
-def minimize(case: Case, spec: CompileSpec, budget: float, signature: str | None = None) -> Minimized:
-    """Both stages within `budget` seconds; the result still shows the chosen finding's signature."""
+def minimize(case: Case, spec: CompileSpec, budget: float, signature: str | None = None,
+             phases: Phases | None = None, max_calls: int | None = None) -> Minimized:
+    """Both stages within `budget` seconds (and `max_calls` judge calls, when given: then the result does not
+    depend on the machine's speed unless the seconds ran out first); the result still shows the chosen
+    finding's signature. `phases` (when given) receives the seconds and judge calls of each phase."""
+    phases = phases if phases is not None else Phases()
     start = time.monotonic()
     deadline = start + budget
     compiler = make_compiler(spec)
-    target, finding = choose_target(case, compiler, spec, signature)
-    judge_ = Judge(compiler, spec, target)
+    with phases.phase("rejudge"):
+        target, finding = choose_target(case, compiler, spec, signature)
+    phases.count("rejudge")
+    judge_ = Judge(compiler, spec, target, max_calls)
     original = program_lines(case.source)
     stage1 = False
-    case = _with_choices(case)
-    if case.choices:
-        shrunk = shrink_choices(case, judge_, start + budget * 0.5)
-        if shrunk is not None and len(shrunk.source) < len(case.source):
-            found = judge_.finding(shrunk)
-            if found is not None:
-                case, finding, stage1 = shrunk, found, True
+    with phases.phase("shrink"):
+        case = _with_choices(case)
+        if case.choices:
+            shrunk = shrink_choices(case, judge_, start + budget * 0.5)
+            if shrunk is not None and len(shrunk.source) < len(case.source):
+                found = judge_.finding(shrunk)
+                if found is not None:
+                    case, finding, stage1 = shrunk, found, True
+    phases.count("shrink", judge_.calls)
     stats = None
-    if case.eager_source is not None and judge_.finding(replace(case, eager_source=None)) is not None:
-        case = replace(case, eager_source=None)  # the failure shows without the plain-Python rendering
-    if case.eager_source is None and time.monotonic() < deadline:
-        base = case
+    calls = judge_.calls
+    with phases.phase("reduce"):
+        if case.eager_source is not None and judge_.finding(replace(case, eager_source=None)) is not None:
+            case = replace(case, eager_source=None)  # the failure shows without the plain-Python rendering
+        if case.eager_source is None and time.monotonic() < deadline:
+            base = case
 
-        def still_fails(source: str) -> bool:
-            return judge_.finding(replace(base, source=source, choices=())) is not None
+            def still_fails(source: str) -> bool:
+                return judge_.finding(replace(base, source=source, choices=())) is not None
 
-        source, stats = reduce_source(case.source, still_fails, case.entry, deadline)
-        if source != case.source:
-            reduced = replace(base, source=source, choices=())
-            found = judge_.finding(reduced)
-            if found is not None:
-                case, finding = reduced, found
-    return Minimized(case, finding, time.monotonic() - start, original, stage1, stats)
+            source, stats = reduce_source(case.source, still_fails, case.entry, deadline)
+            if source != case.source:
+                reduced = replace(base, source=source, choices=())
+                found = judge_.finding(reduced)
+                if found is not None:
+                    case, finding = reduced, found
+    phases.count("reduce", judge_.calls - calls)
+    timed_out = time.monotonic() >= deadline or bool(stats and stats.timed_out)
+    return Minimized(case, finding, time.monotonic() - start, original, stage1, stats, timed_out)
 
 
 def minimize_file(saved: SavedProgram, spec: CompileSpec, budget: float, out: Path | None,

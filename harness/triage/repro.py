@@ -185,10 +185,11 @@ def render_report(case: Case, finding: Finding, spec: CompileSpec, meta: dict, r
             f"Found by dynfuzz (seed {case.seed}, tags: {', '.join(sorted(case.tags)) or 'none'}).\n")
 
 
-def write_finding(directory: Path, case: Case, finding: Finding, spec: CompileSpec, **extra: Any) -> Path:
-    """Write the repro for `finding` to `directory/<signature>.py` and return its path."""
+def write_finding(directory: Path, case: Case, finding: Finding, spec: CompileSpec, name: str | None = None,
+                  **extra: Any) -> Path:
+    """Write the repro for `finding` to `directory/<name>.py` (default: its signature) and return its path."""
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"{finding.signature}.py"
+    path = directory / f"{name or finding.signature}.py"
     tmp = path.with_suffix(".tmp")
     tmp.write_text(render_repro(case, finding, spec, metadata_for(case, finding, spec, **extra)))
     tmp.replace(path)
