@@ -38,11 +38,13 @@ def test_corpus_has_seed_scenarios_with_metadata():
 
 
 def test_known_issue_signatures_point_at_corpus_files():
+    from dynfuzz.triage.known import repros_of
+
     known = KnownIssues.load()
     for sig, entry in known.entries.items():
         assert "upstream" in entry, sig
-        if entry.get("corpus"):
-            assert known.entry_path(entry["corpus"]).exists(), entry["corpus"]
+        for repro in repros_of(entry):
+            assert known.entry_path(repro).exists(), repro
 
 
 @pytest.mark.parametrize("expected,signature,found,verdict", [

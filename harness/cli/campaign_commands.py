@@ -49,7 +49,7 @@ def cmd_fuzz(args) -> int:
 def _resume(args):
     """`--resume DIR`: the saved campaign's state, its settings written into `args` (run/resume.py)."""
     from dynfuzz.cli import build_parser
-    from dynfuzz.run.resume import SETTINGS, apply_settings, load
+    from dynfuzz.run.resume import DEFAULTS, SETTINGS, apply_settings, load
 
     if args.resume is None:
         return None
@@ -57,7 +57,8 @@ def _resume(args):
     if args.out != defaults.out and Path(args.out).resolve() != Path(args.resume).resolve():
         raise UsageError(f"--resume {args.resume} continues in that directory; --out {args.out} conflicts")
     state = load(Path(args.resume))
-    given = {dest for dest in SETTINGS.values() if getattr(args, dest) != getattr(defaults, dest)}
+    given = {dest for dest in [*SETTINGS.values(), *DEFAULTS.values()]
+             if getattr(args, dest) != getattr(defaults, dest)}
     apply_settings(state, args, given)
     args.out = args.resume
     return state

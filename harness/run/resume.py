@@ -27,8 +27,10 @@ from dynfuzz.run.campaign_state import read_summary
 SETTINGS = {"seed": "seed", "families": "family", "backend": "backend", "device": "device",
             "fullgraph": "fullgraph", "dynamic": "dynamic", "compiler": "compiler", "workers": "workers",
             "backends": "backends", "cross_device": "cross_device", "reference_enabled": "reference",
-            "guards_enabled": "guards", "mutants": "mutant", "shard_flag": "shard", "known_file": "known",
-            "max_cases": "cases"}
+            "guards_enabled": "guards", "mutants": "mutant", "shard_flag": "shard", "known_file": "known"}
+# settings a resumed run takes over unless the command line gives another value (they change how long it runs,
+# not what a case means)
+DEFAULTS = {"max_cases": "cases"}
 # what the environment (not a flag) decides, and would make a seed draw or judge another case
 ENVIRONMENT = ("torch", "hypothesis", "disabled_constructs")
 
@@ -84,6 +86,9 @@ def apply_settings(state: ResumeState, args: Any, given: set[str]) -> None:
             raise UsageError(f"--resume {state.out}: --{dest.replace('_', '-')} {getattr(args, dest)!r} conflicts "
                              f"with the campaign's {saved!r} (drop the flag; only --budget may change)")
         setattr(args, dest, saved)
+    for key, dest in DEFAULTS.items():
+        if dest not in given and key in state.summary:
+            setattr(args, dest, state.summary[key])
     from dynfuzz.triage.known import release
 
     for name, now in current_environment().items():

@@ -155,6 +155,8 @@ WRAPPER_FRAMES = frozenset({
     "torch/_dynamo/utils.py:run_node",
     "torch/_dynamo/utils.py:get_fake_value",
     "torch/_dynamo/utils.py:wrap_fake_exception",
+    "torch/_dynamo/utils.py:<lambda>",
+    "torch/_dynamo/utils.py:_wrap_graph_break_with_torch_runtime_err",
     "torch/_dynamo/variables/script_object.py:graph_break_as_hard_error",
     "torch/_dynamo/output_graph.py:call_user_compiler",
     "torch/_dynamo/output_graph.py:_call_user_compiler",
@@ -220,7 +222,7 @@ def fault_key(cls: str, family: str | None, perturbation: str | None = None, err
     """`<tier>: <family>[ after <perturbation>][ raising <error>][ near <locus>][ @<layer>]`."""
     if cls not in CLASSES:
         raise ValueError(f"unknown divergence class {cls!r}")
-    key = f"{tier_of(cls)}: {family or 'tensor ops'}"
+    key = f"{tier_of(cls)}:" + (f" {family}" if family else "")
     if perturbation:
         key += f" after {perturbation}"
     if error:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from dynfuzz.generators.case import Case
 from dynfuzz.oracles import Finding
 from dynfuzz.run.compilers import Compiler, CompileSpec, make_compiler
-from dynfuzz.triage.buckets import CLASSES, bucket_key, divergence_class, error_of, fault_key
+from dynfuzz.triage.buckets import CLASSES, bucket_key, divergence_class, error_of, fault_key, tier_of
 from dynfuzz.triage.constructs import Construct, classify, family
 from dynfuzz.triage.phases import Phases
 
@@ -49,13 +49,17 @@ class Explanation:
         (`<tier>: <family>...`, see Note [Explained keys name the fault])."""
         if not self.ablated:
             return bucket_key(self.oracle, self.cls, self.construct, self.perturbation, self.error, self.layer)
-        return fault_key(self.cls, family(self.construct) if self.construct != NO_CONSTRUCT else None,
-                         self.perturbation, self.error, self.locus, self.layer)
+        base, _, settings = self.construct.partition(" under ")
+        named = family(base) if base != NO_CONSTRUCT else ""
+        if settings:
+            named = f"{named} under {settings}".strip()
+        return fault_key(self.cls, named or None, self.perturbation, self.error, self.locus, self.layer)
 
     @property
     def unexplained(self) -> bool:
-        """Explained, yet nothing names its cause: no construct is needed and localization named no function."""
-        return self.ablated and self.construct == NO_CONSTRUCT and not self.locus
+        """A silent divergence explained, yet nothing names its cause: no construct or setting is needed and
+        localization named no function (a crash is named by its frame, so it is never unexplained)."""
+        return self.ablated and self.construct == NO_CONSTRUCT and not self.locus and tier_of(self.cls) == "miscompile"
 
     @property
     def cause(self) -> str:
