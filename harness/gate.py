@@ -153,7 +153,10 @@ def _print_result(config: GateConfig, result: GateResult) -> None:
         print(f"NEW {b['id']} {b['key']}  [{b['status']}, {b['count']} finding(s)]\n    {b['cause']}\n    "
               f"repro: {b['repro']}")
     for b in result.notes:
-        print(f"note {b['id']} {b['key']} [{b['status']}]: not counted ({b['note'] or 'not a torch bug'})")
+        why = b.get("note") or {"refusal": "a refusal: a feature gap, listed, not a bug (fails the gate with --strict)",
+                                "performance": "an extra recompile: listed, not a bug"}.get(
+            tier_of(b.get("class", "")), "flaky" if b.get("status") == "flaky" else "not a torch bug")
+        print(f"note {b['id']} {b['key']} [{b['status']}]: not counted ({why})")
     first = _first_repro(result)
     if first is not None:
         path, text = first

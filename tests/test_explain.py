@@ -167,3 +167,22 @@ def test_triage_pool_runs_as_many_jobs_as_it_has_lanes_and_reports_leftovers_fro
     assert len(pool.lanes) == 4 and pool.waiting_count() == 1
     results, left = pool.drain(0.0)
     assert results == [] and sorted(left) == [f"k{i}" for i in range(5)]
+
+
+def test_dynfuzz_explain_prints_the_key_a_campaign_would_file(tmp_path, capsys):
+    import json as _json
+
+    from dynfuzz.cli import main
+
+    program = tmp_path / "set_arg.py"
+    program.write_text("DYNFUZZ = {'compiler': 'drop-set-arg-mutation', 'backend': 'eager', 'device': 'cpu'}\n"
+                       + TWO_EFFECTS)
+    assert main(["explain", str(program), "--json", "--no-localize"]) == 0
+    result = _json.loads(capsys.readouterr().out)
+    assert result["key"] == "miscompile: set .add" and result["tier"] == "miscompile" and result["stable"] is True
+    assert set(result) >= {"key", "cause", "tier", "suspects", "stable"}
+    agreeing = tmp_path / "agrees.py"
+    agreeing.write_text("import torch\ndef f(x):\n    return x + 1\ndef inputs(device, call=0):\n"
+                        "    return (torch.ones(2, device=device),)\n")
+    assert main(["explain", str(agreeing), "--no-localize"]) == 1
+    assert main(["explain", str(tmp_path / "absent.py")]) == 2
