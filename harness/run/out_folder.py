@@ -1,7 +1,7 @@
 """A campaign's `--out` folder: claimed by one campaign at a time, never an earlier campaign's by accident.
 
-Note [A run only changes folders it created] (triage/filing.py) holds inside the folder; this module holds
-at its door: `fuzz` refuses an `--out` that holds an earlier campaign unless it is resumed (`--resume`) or
+What Note [A run only changes folders it created] (triage/filing.py) says holds inside the folder; this module
+holds it at its door: `fuzz` refuses an `--out` that holds an earlier campaign unless it is resumed (`--resume`) or
 `--overwrite` says to empty it first, and a lock file keeps a second campaign out while one runs. `dynfuzz
 triage` and `dynfuzz releases` update a campaign folder by design and take the same lock.
 """
