@@ -7,7 +7,8 @@ function of torch the failing runs reached gets an Ochiai score: `failing(f) / s
 passing(f)))`, where `failing(f)`/`passing(f)` count the failing/passing runs that reached `f` and `F` the
 failing runs. Functions are ranked by score, then by fewer passing runs, then by name, so the ranking is
 deterministic. The top suspect enters the bucket key (` near <file>:<function>`) only when its score leads
-the next one's by `MARGIN`; the first `SHOWN` suspects go into report.md as "where to look" either way.
+the next one's by `MARGIN`, and only from enough runs (`MIN_FAILING`, `MIN_PASSING`); the first `SHOWN`
+suspects go into report.md as "where to look" either way.
 
 It runs as the lowest-priority triage job: a bucket is `ok` without it and is re-keyed when it arrives. It
 is bounded by judge calls and program runs, never by seconds, so the locus does not depend on machine speed.
@@ -34,6 +35,10 @@ from dynfuzz.run.compilers import CompileSpec
 from dynfuzz.triage.buckets import divergence_class, tier_of
 
 MARGIN = 0.15  # the lead over the second suspect a locus needs to enter the key
+# With one failing run, every function only that run reached scores 1.0: code of the construct itself (a
+# guard on a set's contents, say) that the passing neighbours lost with it, not the fault. So a locus enters
+# the key only from at least two failing runs (the program and a failing neighbour) and three passing ones.
+MIN_FAILING, MIN_PASSING = 2, 3
 SHOWN = 5
 MAX_JUDGE_CALLS = 24  # candidate neighbours judged in this process
 MAX_PASSING = 8  # passing neighbours run under coverage
@@ -195,4 +200,6 @@ def localize(case: Case, finding: Finding, spec: CompileSpec) -> Localization:
         return Localization(failing=len(failing), passing=len(passing), seconds=time.monotonic() - start)
     ranked = rank(failing, passing)
     shown = [{**r, "lines": r["lines"][:20]} for r in ranked[:SHOWN]]
-    return Localization(shown, locus_of(ranked), len(failing), len(passing), time.monotonic() - start)
+    enough = len(failing) >= MIN_FAILING and len(passing) >= MIN_PASSING
+    return Localization(shown, locus_of(ranked) if enough else None, len(failing), len(passing),
+                        time.monotonic() - start)
