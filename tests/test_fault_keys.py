@@ -110,3 +110,17 @@ def test_localization_ranks_the_function_only_failing_runs_reach_and_keys_it_by_
     tied = rank([{**common, **faulty, **method_a}], [common])
     assert locus_of(tied) is None, "two functions only the failing run reaches: no clear leader, no locus"
     assert [r["function"] for r in rank([faulty], [{}])] == [r["function"] for r in rank([faulty], [{}])]
+
+
+def test_objects_made_by_a_metaclass_are_a_family_apart_from_plain_objects():
+    """A metaclass's __call__ makes instances through a path of Dynamo's own: a fault there must not share a
+    family (and so a known issue) with every other user-object method call."""
+    from dynfuzz.triage.constructs import classify
+
+    source = ("import torch\nclass Meta(type):\n    def __call__(cls, *a):\n        return super().__call__(*a)\n"
+              "class C(metaclass=Meta):\n    def m(self, t):\n        return t\nclass D(C):\n    pass\n"
+              "class P:\n    def m(self, t):\n        return t\n"
+              "def f(x):\n    return C().m(x) + D().m(x) + P().m(x)\n"
+              "def inputs(device, call=0):\n    return (torch.ones(2),)\n")
+    families = {family(c.name) for c in classify(source)}
+    assert "metaclass-object method call" in families and "object method call" in families

@@ -47,7 +47,10 @@ class Classifier:
         self.entry = entry
         self.modules = {a.asname or a.name for n in ast.walk(self.tree) if isinstance(n, (ast.Import, ast.ImportFrom))
                         for a in n.names if isinstance(n, ast.Import)} | {"torch", "math", "collections"}
-        self.classes = {n.name: self._class_kind(n) for n in self.tree.body if isinstance(n, ast.ClassDef)}
+        self.classes: dict[str, str] = {}
+        for n in self.tree.body:
+            if isinstance(n, ast.ClassDef):
+                self.classes[n.name] = self._class_kind(n)
         self.globals: dict[str, str | None] = {}
         for n in self.tree.body:
             if isinstance(n, ast.Assign):
@@ -61,8 +64,12 @@ class Classifier:
 
     # ---- kinds of values ----
     def _class_kind(self, node: ast.ClassDef) -> str:
+        if any(k.arg == "metaclass" for k in node.keywords):
+            return "metaclass-object"  # its instances are made by the metaclass's __call__: a model of its own
         for base in node.bases:
             name = (_dotted(base) or "").rsplit(".", 1)[-1]
+            if self.classes.get(name) == "metaclass-object":
+                return "metaclass-object"
             if name in CONTAINERS:
                 return f"{name.lower()}-subclass"
             if name == "Function":
@@ -429,10 +436,10 @@ def family(name: str) -> str:
         return ("tensor in-place metadata op" if method in METADATA_INPLACE else "tensor in-place op") + tail
     if kind.endswith("-subclass") or kind in SPECIAL_KINDS:
         return kind + tail
-    if kind == "object" and rest:
+    if kind in ("object", "metaclass-object") and rest:
         what = "attribute write" if "attribute" in rest else "returned" if rest[-1] == "returned" else \
             "method call" if method else " ".join(rest)
-        return f"object {what}{tail}"
+        return f"{kind} {what}{tail}"
     if len(words) > 1 and words[1] in ORIGINS and rest:  # `<kind> <origin> <op>`: the op names the family
         return f"{kind} {' '.join(rest)}{tail}"
     return " ".join([kind, *rest]) + tail

@@ -28,6 +28,7 @@ class Target:
 
     signature: str
     eager_ok: bool
+    oracle: str | None = None  # the oracle that found it: candidates are judged by it alone
 
 
 @dataclass
@@ -43,6 +44,9 @@ class Minimized:
     @property
     def lines(self) -> int:
         return program_lines(self.case.source)
+
+
+SHRINK_EXAMPLES = 300  # Hypothesis's shrinker: at most this many programs judged (stage 1)
 
 
 def program_lines(source: str) -> int:
@@ -62,7 +66,7 @@ class Judge:
             return None  # out of judge calls: no candidate is accepted any more
         self.calls += 1
         try:
-            result = judge(case, self.compiler, self.spec)
+            result = judge(case, self.compiler, self.spec, only=(self.target.oracle,) if self.target.oracle else ())
         except Exception:
             return None
         if result.eager_ok != self.target.eager_ok:
@@ -115,11 +119,12 @@ def choose_target(case: Case, compiler: Compiler, spec: CompileSpec, signature: 
         chosen = by_sig[signature]
     else:
         chosen = max(result.findings, key=lambda f: SEVERITY.get(f.severity, 0))
-    return Target(chosen.signature, result.eager_ok), chosen
+    return Target(chosen.signature, result.eager_ok, chosen.oracle), chosen
 
 
 def minimize(case: Case, spec: CompileSpec, budget: float, signature: str | None = None,
-             phases: Phases | None = None, max_calls: int | None = None) -> Minimized:
+             phases: Phases | None = None, max_calls: int | None = None,
+             shrink_examples: int = SHRINK_EXAMPLES) -> Minimized:
     """Both stages within `budget` seconds (and `max_calls` judge calls, when given: then the result does not
     depend on the machine's speed unless the seconds ran out first); the result still shows the chosen
     finding's signature. `phases` (when given) receives the seconds and judge calls of each phase."""
@@ -135,8 +140,8 @@ def minimize(case: Case, spec: CompileSpec, budget: float, signature: str | None
     stage1 = False
     with phases.phase("shrink"):
         case = _with_choices(case)
-        if case.choices:
-            shrunk = shrink_choices(case, judge_, start + budget * 0.5)
+        if case.choices and shrink_examples > 0:
+            shrunk = shrink_choices(case, judge_, start + budget * 0.5, shrink_examples)
             if shrunk is not None and len(shrunk.source) < len(case.source):
                 found = judge_.finding(shrunk)
                 if found is not None:
