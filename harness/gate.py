@@ -46,6 +46,7 @@ class GateConfig:
     known: str | None = None
     minimize_budget: float | None = MINIMIZE_SECONDS  # None: no triage worker (buckets stay unminimized)
     strict: bool = False  # --strict: a new refusal (a clean graph break under fullgraph) fails the gate too
+    pristine: bool = True  # torch as shipped, without dynfuzz's speed-ups (--no-pristine-torch turns them on)
 
 
 @dataclass
@@ -91,9 +92,12 @@ def _known_with_corpus(config: GateConfig, outcomes: list[Outcome]) -> KnownIssu
 
 def run_gate(config: GateConfig) -> int:
     """Run the gate, print the outcome, write JUnit and Markdown if asked; 0 clean, 1 new bucket, 3 internal."""
+    from dynfuzz.run.torch_compat import pristine_tree
+
     start = time.monotonic()
     try:
-        result = _run(config, start)
+        with pristine_tree(config.pristine):
+            result = _run(config, start)
     except UsageError:
         raise  # bad input (a missing corpus path...): the CLI's one line and exit 2
     except Exception as e:  # never a crash, never a torch divergence: dynfuzz's own failure

@@ -6,6 +6,7 @@ the same flag the same way.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from pathlib import Path
 
@@ -180,6 +181,34 @@ def add_compile_flags(p: argparse.ArgumentParser, defaults: bool = True) -> None
                    help="with --device cuda: also compare the compiled CUDA run against CPU eager")
     p.add_argument("--mutant", action="append", default=[], metavar="NAME",
                    help="for dynfuzz's own tests: break torch with a named mutant (dynfuzz.mutants) in every worker")
+
+
+def add_pristine_flag(p: argparse.ArgumentParser, default: bool | None = None) -> None:
+    """`--pristine-torch/--no-pristine-torch`; None (unset) follows DYNFUZZ_PRISTINE_TORCH."""
+    p.add_argument("--pristine-torch", action=argparse.BooleanOptionalAction, default=default,
+                   help="run torch as shipped, without dynfuzz's two speed-ups of Dynamo's logging (slower; recorded "
+                        f"in summary.json torch_patches; default {'on' if default else 'off'})")
+
+
+def pristine(args) -> bool:
+    """`--pristine-torch`, or DYNFUZZ_PRISTINE_TORCH already set by whoever started dynfuzz (`--no-pristine-torch`
+    overrides both)."""
+    from dynfuzz.run.torch_compat import pristine as inherited
+
+    return inherited() if args.pristine_torch is None else bool(args.pristine_torch)
+
+
+def refuse_stray_mutants(args) -> None:
+    """A top-level `fuzz` or `gate` started with DYNFUZZ_MUTANTS set refuses to run unless `--mutant` names the
+    same mutants: a stray variable would break torch and file the breakage as torch bugs. (The processes dynfuzz
+    spawns inherit the variable on purpose and never come through here.)"""
+    from dynfuzz.mutants import ENV
+
+    inherited = sorted({n for n in os.environ.get(ENV, "").split(",") if n})
+    asked = sorted(set(getattr(args, "mutant", None) or ()))
+    if inherited and inherited != asked:
+        raise UsageError(f"{ENV}={','.join(inherited)} is set in the environment, but --mutant names "
+                         f"{','.join(asked) or 'none'}: unset it, or pass the same mutants with --mutant")
 
 
 def add_corpus_flags(p) -> None:

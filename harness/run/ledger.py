@@ -35,6 +35,7 @@ from dynfuzz.run.harness_errors import HarnessError, HarnessErrorLog
 from dynfuzz.run.line_coverage import Tracker
 from dynfuzz.run.line_coverage_report import summary_block
 from dynfuzz.run.multi_backend import layer_summary
+from dynfuzz.run.provenance import provenance
 from dynfuzz.triage.explain import cheap_explanation
 from dynfuzz.triage.filing import BucketFiler
 from dynfuzz.triage.repro import torch_version
@@ -263,6 +264,7 @@ class Ledger:
         return {
             "torch": torch_version(),
             "python": sys.version.split()[0],
+            **provenance(),  # hypothesis, dynfuzz_commit, torch_patches (run/provenance.py)
             "backend": cfg.spec.backend,
             "device": cfg.spec.device,
             "fullgraph": cfg.spec.fullgraph,
