@@ -162,6 +162,18 @@ def test_findings_are_replayed_first_from_the_example_database(tmp_path):
     assert {u["signature"] for u in second["unique_findings"]} == {u["signature"] for u in first["unique_findings"]}
 
 
+def test_a_database_replay_takes_no_index_of_the_seed_stream(tmp_path):
+    """Replays come first and count among `--cases`, but every index of the stream they leave is drawn: the
+    run draws indices 0 and 1 (before, each replay consumed an index whose seed was never drawn)."""
+    db = tmp_path / "db"
+    first = run(tmp_path / "a", "perturb-output", 3, workers=0, database=db)
+    replays = len({u["seed"] for u in first["unique_findings"]})
+    assert replays >= 1
+    second = run(tmp_path / "b", "perturb-output", replays + 2, workers=0, database=db, seed=12345)
+    assert second["replayed_from_database"] == replays and second["cases"] == replays + 2
+    assert second["resume"]["next_index"] == 2
+
+
 def test_identity_compiler_reports_nothing_across_all_families(tmp_path):
     config = CampaignConfig(budget=120, out=tmp_path / "out", spec=CompileSpec(compiler="identity"),
                             max_cases=60, progress=False, workers=0)

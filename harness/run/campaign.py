@@ -135,8 +135,7 @@ class Campaign(Ledger):
             with reporter, self._stop_on_signals():
                 while True:
                     now = time.monotonic()
-                    out_of_cases = (cfg.max_cases is not None and self.next_index >= cfg.max_cases
-                                    and self.prefetched is None)
+                    out_of_cases = self._cases_exhausted() and self.prefetched is None
                     if pool is None:
                         if now >= deadline or out_of_cases or self.stopped_by:
                             break
@@ -292,9 +291,13 @@ class Campaign(Ledger):
         case, self.prefetched = self.prefetched, None
         if case is not None:
             return case
-        if self.config.max_cases is not None and self.next_index >= self.config.max_cases:
+        if self._cases_exhausted():
             return None
         return self._next_case()
+
+    def _cases_exhausted(self) -> bool:
+        """`--cases N` drawn: N counts the database replays too, which take no index of the seed stream."""
+        return self.config.max_cases is not None and self.next_index + self.replayed >= self.config.max_cases
 
     def _next_case(self) -> Case | None:
         """The next case of the stream (database replays first); None once `--cases` is exhausted.
@@ -303,10 +306,9 @@ class Campaign(Ledger):
         while True:
             if self.rerun:
                 index = self.rerun.pop(0)
-            elif self.config.max_cases is not None and self.next_index >= self.config.max_cases:
+            elif self._cases_exhausted():
                 return None
-            elif self.to_replay:
-                self.next_index += 1
+            elif self.to_replay:  # a replay is no index of the stream: every index's seed is drawn
                 self.replayed += 1
                 return self.to_replay.pop(0)
             else:
