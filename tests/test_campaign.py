@@ -191,3 +191,42 @@ def test_campaign_writes_a_progress_chart(tmp_path):
     for curve in curves.values():
         path = next(el for el in curve.iter() if el.tag.endswith("path"))
         assert path.get("d").count("L") >= 1  # a line through at least two samples
+
+
+def test_in_a_log_the_bucket_table_is_one_plain_line_per_bucket(capsys):
+    """Not a terminal (CI, a redirect): rich would fold each row into an 80-column block; plain lines instead."""
+    from dynfuzz.run.progress import Reporter
+
+    key = "outputs/wrong-value: a construct whose name is long enough to be folded at eighty columns @dynamo"
+    repro = "/very/long/campaign/output/folder/findings/wrong-value-a-construct-whose-name-is-0123456789ab/repro.py"
+    summary = {"torch": "2.13.0", "backend": "eager", "device": "cpu", "cases": 7, "bugs": 1,
+               "buckets": [{"id": "0123456789ab", "key": key, "count": 3, "status": "ok", "repro": repro}]}
+    Reporter(False, 10).final(summary)
+    lines = capsys.readouterr().err.splitlines()
+    assert any(key in line and repro in line and "0123456789ab" in line for line in lines), lines
+    assert "  cases: 7" in lines and not any("│" in line or "┃" in line for line in lines)
+
+
+def test_the_compile_cache_is_gone_after_the_run_triage_included(tmp_path, monkeypatch):
+    """campaign_compile_cache points torch's caches at OUT/.torch-cache, inherited by the workers and the triage
+    processes: removed only once the triage drain has stopped them (before, they recreated it)."""
+    import os
+
+    from dynfuzz.run.ledger import Ledger
+
+    for var in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR"):
+        monkeypatch.delenv(var, raising=False)
+    during_drain = []
+    drain = Ledger.triage_drain
+
+    def watched(self, grace=60.0):
+        cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+        during_drain.append(cache is not None and Path(cache).parent.is_dir())
+        return drain(self, grace)
+
+    monkeypatch.setattr(Ledger, "triage_drain", watched)
+    config = CampaignConfig(budget=60, out=tmp_path / "out", spec=CompileSpec(compiler="perturb-output"),
+                            families=("basic",), max_cases=2, progress=False, workers=0, minimize_budget=20)
+    summary = Campaign(config).run()
+    assert summary["buckets"] and during_drain == [True]
+    assert not (tmp_path / "out" / ".torch-cache").exists() and "TORCHINDUCTOR_CACHE_DIR" not in os.environ

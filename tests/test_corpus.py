@@ -90,6 +90,25 @@ def test_replay_cli_exit_codes(tmp_path, capsys):
     assert run_entry(str(broken)).verdict == "ERROR"
 
 
+def test_replay_keeps_torchs_log_lines_off_its_table(tmp_path):
+    """torch logs recoverable errors itself (`E1125 ... torch/_guards.py] ...`); replay captures them per entry,
+    as a campaign does per case, instead of letting them land between the table's rows."""
+    program = ("import logging\nimport torch\ndef f(x):\n    return x * 2\ndef inputs(device, call=0):\n"
+               "    logging.getLogger('torch._guards').error('torch logged this line itself')\n"
+               "    return (torch.arange(3.0),)\n")
+    meta = {"oracle": "all", "kind": "test", "signature": None, "title": "logs", "tags": [], "torch": torch_version(),
+            "backend": "eager", "device": "cpu", "fullgraph": False, "compiler": "torch", "entry": "f", "seed": None,
+            "families": [], "status": "passing", "upstream": None}
+    path = tmp_path / "corpus" / "logs.py"
+    path.parent.mkdir(parents=True)
+    path.write_text(render_entry(meta, program))
+    done = subprocess.run([sys.executable, "-m", "dynfuzz", "replay", str(path), "--workers", "0"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "logs" in done.stdout, done.stderr[-2000:]
+    assert "torch logged this line itself" not in done.stdout + done.stderr
+    assert "torch logged this line itself" in run_entry(str(path)).torch_log
+
+
 def test_one_seed_entry_replays_clean():
     outcome = run_entry(str(corpus_dir() / "global_rebind_and_dict.py"))
     assert outcome.verdict == "ok", outcome.detail

@@ -173,13 +173,15 @@ class Campaign(Ledger):
             if pool is not None:
                 self.worker_recycles = getattr(pool, "recycled", 0)
                 pool.close()
-            remove_compile_cache()
             for case, info in self.to_confirm:  # no chance to re-run them: filed unconfirmed
                 self._finish_guarded(case, "crash", {"exitcode": info["confirm"], "log": info.get("worker_log")})
             self.to_confirm.clear()
             if self.findings_db is not None:
                 self.findings_db.flush(force=True)  # what an outage kept back (Note [The database is a cache])
-        self.triage_drain(cfg.triage_grace if cfg.triage_grace is not None else triage_grace(cfg.budget))
+        try:
+            self.triage_drain(cfg.triage_grace if cfg.triage_grace is not None else triage_grace(cfg.budget))
+        finally:
+            remove_compile_cache()  # after the drain: the triage processes compile with it until they stop
         self.seconds = time.monotonic() - start
         if cfg.coverage is not None:
             self._finish_coverage()
@@ -192,7 +194,7 @@ class Campaign(Ledger):
         if self.coverage_report is not None:
             from dynfuzz.run.line_coverage_report import format_table
 
-            reporter.console.print(format_table(self.coverage_report), highlight=False, markup=False)
+            reporter.print_text(format_table(self.coverage_report))
         return summary
 
     def _finish_coverage(self) -> None:
