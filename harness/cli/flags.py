@@ -131,6 +131,8 @@ def coverage_spec(args):
         raise UsageError("--coverage and --guided run on local workers only, not with --ray")
     if args.guided and any(getattr(args, flag, None) for flag in ("shard", "resume")):
         raise UsageError("--guided cannot be combined with --shard or --resume: they need the deterministic stream")
+    if getattr(args, "shard", None):  # a shard's lines are part of a campaign's, and `merge` cannot unite them
+        raise UsageError("--coverage measures a whole campaign's workers: it cannot be combined with --shard")
     for scope in scopes:
         if package_dir(scope) is None:
             raise UsageError(f"--coverage-scope {scope!r} is not an importable package")
