@@ -32,12 +32,15 @@ def compile_spec(args) -> CompileSpec:
             raise UsageError("--device cuda asked for, but CUDA is not available on this machine")
     mutants = getattr(args, "mutant", None) or []
     if mutants:
-        from dynfuzz.mutants import enable, load
+        from dynfuzz.mutants import Unavailable, enable, load
 
         unknown = sorted(set(mutants) - set(load()))
         if unknown:
             raise UsageError(f"unknown mutant {unknown[0]!r}; choose from {', '.join(sorted(load())) or '(none)'}")
-        enable(mutants)
+        try:
+            enable(mutants)
+        except Unavailable as e:
+            raise UsageError(str(e)) from None
     guards = bool(getattr(args, "guards", False))
     reference = bool(getattr(args, "reference", False)) or guards
     backends, cross_device = layer_flags(args)

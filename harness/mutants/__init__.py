@@ -59,12 +59,24 @@ def load() -> dict[str, Mutant]:
     return MUTANTS
 
 
+class Unavailable(RuntimeError):
+    """A mutant whose target this torch release lacks (a function or attribute added later): it cannot break
+    what is not there. The message names the mutant, the release and what is missing."""
+
+
 def apply(names: list[str] | tuple[str, ...]) -> None:
-    """Apply the named mutants in this process (idempotent); unknown names raise KeyError."""
+    """Apply the named mutants in this process (idempotent); unknown names raise KeyError, a mutant whose target
+    this torch lacks raises `Unavailable`."""
     registry = load()
     for name in names:
         if name not in _applied:
-            registry[name].apply()
+            try:
+                registry[name].apply()
+            except (AttributeError, ImportError) as e:
+                import torch
+
+                raise Unavailable(f"mutant {name} cannot be applied to torch {torch.__version__}: "
+                                  f"{type(e).__name__}: {e}") from None
             _applied.add(name)
 
 

@@ -6,7 +6,8 @@ own (a mutant patches torch for the whole process tree and must never reach the 
 unminimized, with the named constructs off (DYNFUZZ_DISABLE_CONSTRUCTS). It must end as a campaign ends, exit 0
 or 1, having judged every case asked for: a campaign that died at start, or stopped short, saved nothing, and a
 "survives without its construct" check over nothing would pass without proving anything. `CampaignFailed`
-(an AssertionError) says so.
+(an AssertionError) says so; `MutantUnavailable` says that a mutant's target is missing from this torch
+release (the test is then skipped with that reason).
 
 A saved finding is a mutant's when its standalone repro fails (exit 1) with that mutant alone applied and
 passes on unmodified torch: comparing bucket lists of two campaigns instead would be noisy, since a real torch
@@ -34,6 +35,11 @@ RUN_WITH_MUTANT = ("import sys, runpy; from dynfuzz.mutants import apply; "
 
 class CampaignFailed(AssertionError):
     """A trial's campaign did not end as a campaign ends (exit 0 or 1, every case judged)."""
+
+
+class MutantUnavailable(Exception):
+    """A mutant of the trial cannot be applied to this torch release (its target is missing): the trial proves
+    nothing there. The message names the mutant, the release and the missing target."""
 
 
 @dataclass
@@ -111,6 +117,8 @@ def run_trial(out: Path, mutants: str | list[str] | tuple[str, ...], family: str
         raise CampaignFailed(f"the trial campaign {' '.join(cmd[2:])} ran past {timeout + 120:.0f} s") from e
     seconds = time.perf_counter() - start
     where = f"the trial campaign `{' '.join(cmd[2:])}`"
+    if done.returncode == 2 and "cannot be applied to torch" in done.stderr:
+        raise MutantUnavailable(done.stderr.strip().splitlines()[-1].removeprefix("dynfuzz: error: "))
     if done.returncode not in (0, 1):
         raise CampaignFailed(f"{where} exited {done.returncode}: {done.stderr[-2000:]}")
     try:
