@@ -80,6 +80,18 @@ def expected_status(meta: dict, known: KnownIssues) -> str:
     return str(meta.get("status", "open"))
 
 
+def recorded_elsewhere(meta: dict) -> str | None:
+    """The torch release a corpus entry's status was recorded on, when the running torch is another release (None
+    when they are the same, or the entry records none). An entry records one release's behaviour: on another, a
+    different verdict is that release's behaviour (a bug it has or lacks), not a regression of dynfuzz; the
+    suite then skips the entry naming both (Note [The corpus on another torch release] in pytest_plugin.py)."""
+    from dynfuzz.triage.known import release
+    from dynfuzz.triage.repro import torch_version
+
+    recorded = release(str(meta.get("torch") or ""))
+    return recorded if recorded and recorded != release(torch_version()) else None
+
+
 def verdict_for(expected: str, signature: str | None, found: list[str]) -> str:
     """The replay verdict for an entry expected to be `expected`, given the signatures observed."""
     if expected == "passing":
