@@ -66,6 +66,29 @@ def test_gate_internal_error_is_exit_3_and_never_a_divergence(tmp_path, capsys, 
     assert "internal error" in summary.read_text()
 
 
+def test_the_gate_campaign_matches_known_issues_by_the_file_alone(tmp_path, monkeypatch):
+    """A campaign matches known issues by bucket key; the corpus's open and known signatures once added to the
+    gate's known issues were read by nothing, so the campaign gets the known-issues file as it is."""
+    from dynfuzz import gate
+    from dynfuzz.run.campaign import Campaign
+    from dynfuzz.triage.corpus_replay import Outcome
+    from dynfuzz.triage.known import KnownIssues
+
+    seen = {}
+
+    def capture(self):
+        seen["known"] = self.config.known
+        return {"cases": 0, "buckets": []}
+
+    monkeypatch.setattr(Campaign, "run", capture)
+    monkeypatch.setattr(gate, "replay", lambda files, workers, known: [
+        Outcome(ENTRY, "open", "open", "still failing", "outputs-miscompile-deadbeef")])
+    assert main(["gate", "--cases", "1", "--compiler", "identity", "--workers", "0", "--corpus", ENTRY,
+                 "--out", str(tmp_path / "out")]) == 0
+    file = KnownIssues.load(None)
+    assert seen["known"].entries == file.entries and seen["known"].issues == file.issues
+
+
 def test_gate_exit_code_new_bucket_wins_over_internal_error():
     from dynfuzz.gate import GateResult
 

@@ -16,6 +16,7 @@ from dynfuzz.errors import UsageError
 def cmd_fuzz(args) -> int:
     from dynfuzz.run.campaign import Campaign, CampaignConfig
     from dynfuzz.run.out_folder import claim
+    from dynfuzz.run.torch_compat import pristine_tree
 
     budget = parse_duration(args.budget or "60s")
     resume = _resume(args)
@@ -23,6 +24,7 @@ def cmd_fuzz(args) -> int:
         budget = max(resume.remaining_budget, 10.0)
     if args.resume and args.overwrite:
         raise UsageError("--resume continues the campaign in its folder; --overwrite would empty it: pick one")
+    flags.refuse_stray_mutants(args)
     if args.workers < 0:
         raise UsageError("--workers must be 0 or more")
     if args.cases is not None and args.cases < 0:
@@ -37,7 +39,8 @@ def cmd_fuzz(args) -> int:
                             **flags.scale_options(args),
                             coverage=flags.coverage_spec(args), guided=args.guided,
                             worker_memory=flags.worker_memory(args), minimize_budget=flags.minimize_budget(args))
-    summary = Campaign(config).run()
+    with pristine_tree(flags.pristine(args)):
+        summary = Campaign(config).run()
     print(json.dumps({k: summary[k] for k in ("cases", "cases_per_second", "findings", "unique", "bugs",
                                                "overhead_fraction")}))
     if args.fail_on_finding and summary["unique"]:
@@ -145,6 +148,7 @@ def add_parsers(sub) -> None:
                    help="coverage-guided generation: weight fragments and mutate choice sequences that reached "
                         "new lines (reproducible per case from OUT/guided/cases.jsonl, not as a stream)")
     add_compile_flags(p)
+    flags.add_pristine_flag(p)
     p.set_defaults(func=cmd_fuzz)
 
     p = sub.add_parser("triage", help="finish the triage a campaign left: minimize, explain and localize its queued "

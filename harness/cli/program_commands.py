@@ -22,12 +22,14 @@ def cmd_sample(args) -> int:
 
 def cmd_check(args) -> int:
     from dynfuzz.check import check
+    from dynfuzz.run.torch_compat import pristine_tree
 
     if (args.file is None) == (args.case_seed is None):
         raise UsageError("check takes a FILE.py or --case-seed N (one of them)")
-    if args.case_seed is not None:
-        return _check_case_seed(args)
-    return check(Path(args.file), lambda meta: fill_spec_from(args, meta))
+    with pristine_tree(flags.pristine(args)):
+        if args.case_seed is not None:
+            return _check_case_seed(args)
+        return check(Path(args.file), lambda meta: fill_spec_from(args, meta))
 
 
 def _check_case_seed(args) -> int:
@@ -114,6 +116,7 @@ def add_parsers(sub) -> None:
                    help="instead of a file: redraw the campaign case with this seed (every record names it)")
     p.add_argument("--family", action="append", help="with --case-seed: the campaign's families (repeatable)")
     add_compile_flags(p, defaults=False)
+    flags.add_pristine_flag(p)
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("minimize", help="shrink a failing program toward the same failure")

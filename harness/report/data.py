@@ -71,6 +71,7 @@ class Report:
         first = self.campaigns[0].summary
         totals["torch"] = first.get("torch", "?")
         totals["configuration"] = describe(first)
+        totals["patches"] = patches_line([c.summary for c in self.campaigns])
         return totals
 
     def counter(self, attr: str) -> Counter[str]:
@@ -99,6 +100,17 @@ def describe(summary: dict[str, Any]) -> str:
     if summary.get("cross_device"):
         parts.append("cross-device")
     return ", ".join(parts)
+
+
+def patches_line(summaries: list[dict[str, Any]]) -> str:
+    """What dynfuzz changed in the torch under test, for the header: one line per distinct record (a merged
+    report of runs that differ says so), with the Hypothesis release and dynfuzz's commit."""
+    from dynfuzz.run.torch_compat import describe_patches
+
+    parts = dict.fromkeys(describe_patches(s.get("torch_patches")) for s in summaries)
+    made = dict.fromkeys(f"Hypothesis {s.get('hypothesis', '?')}, dynfuzz {s.get('dynfuzz_commit') or 'commit unknown'}"
+                         for s in summaries)
+    return " | ".join(parts) + "; " + " | ".join(made)
 
 
 def load(path: Path) -> Campaign:

@@ -39,6 +39,7 @@ def render(report: Report, changes: Changes | None, figures: list[Figure]) -> st
         "<header><h1>dynfuzz report</h1>",
         f"<p class=\"muted\">torch {escape(str(totals['torch']))}; {escape(totals['configuration'])}; "
         f"{len(report.campaigns)} campaign(s): {escape(', '.join(str(c.path) for c in report.campaigns))}</p>"
+        f"<p class=\"muted\" id=\"torch-patches\">{escape(totals['patches'])}</p>"
         "</header>",
     ]
     if changes is not None:

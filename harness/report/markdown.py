@@ -20,7 +20,8 @@ def render(report: Report, changes: Changes | None, figures: list[Figure], chart
     """Markdown text; each figure's SVG is written to `chart_dir` and linked relative to `page`."""
     totals = report.totals
     out = ["# dynfuzz report", "",
-           f"torch {totals['torch']}; {totals['configuration']}; {len(report.campaigns)} campaign(s)", ""]
+           f"torch {totals['torch']}; {totals['configuration']}; {len(report.campaigns)} campaign(s)", "",
+           totals["patches"], ""]
     if changes is not None:
         out += [f"## Since {report.since.path if report.since else ''}", "",
                 f"### New buckets ({len(changes.new)})", *_rows(changes.new), "",

@@ -169,8 +169,7 @@ class Campaign:
             with reporter, self._stop_on_signals():
                 while True:
                     now = time.monotonic()
-                    out_of_cases = (cfg.max_cases is not None and self.next_index >= cfg.max_cases
-                                    and self.prefetched is None and not self.rerun)
+                    out_of_cases = self._cases_exhausted() and self.prefetched is None and not self.rerun
                     if pool is None:
                         if now >= deadline or out_of_cases or self.stopped_by:
                             break
@@ -216,8 +215,10 @@ class Campaign:
             self.to_confirm.clear()
             if self.findings_db is not None:
                 self.findings_db.flush(force=True)  # what an outage kept back (Note [The database is a cache])
-        self.triage_drain(cfg.triage_grace if cfg.triage_grace is not None else triage_grace(cfg.budget))
-        remove_compile_cache()  # after the drain: the triage lanes compile into it too
+        try:
+            self.triage_drain(cfg.triage_grace if cfg.triage_grace is not None else triage_grace(cfg.budget))
+        finally:
+            remove_compile_cache()  # after the drain: the triage processes compile with it until they stop
         self.ledger.seconds = self.previous_seconds + time.monotonic() - start
         if cfg.coverage is not None:
             self._finish_coverage()
@@ -231,7 +232,7 @@ class Campaign:
         if self.coverage_report is not None:
             from dynfuzz.run.line_coverage_report import format_table
 
-            reporter.console.print(format_table(self.coverage_report), highlight=False, markup=False)
+            reporter.print_text(format_table(self.coverage_report))
         return summary
 
     # ---- triage: the lanes, their share of the workers, their results ----
@@ -371,9 +372,13 @@ class Campaign:
         case, self.prefetched = self.prefetched, None
         if case is not None:
             return case
-        if self.config.max_cases is not None and self.next_index >= self.config.max_cases:
+        if self._cases_exhausted():
             return None
         return self._next_case()
+
+    def _cases_exhausted(self) -> bool:
+        """`--cases N` drawn: N counts the database replays too, which take no index of the seed stream."""
+        return self.config.max_cases is not None and self.next_index + self.replayed >= self.config.max_cases
 
     def _next_case(self) -> Case | None:
         """The next case of the stream (database replays first); None once `--cases` is exhausted.
@@ -382,10 +387,9 @@ class Campaign:
         while True:
             if self.rerun:
                 index = self.rerun.pop(0)
-            elif self.config.max_cases is not None and self.next_index >= self.config.max_cases:
+            elif self._cases_exhausted():
                 return None
-            elif self.to_replay:
-                self.next_index += 1
+            elif self.to_replay:  # a replay is no index of the stream: every index's seed is drawn
                 self.replayed += 1
                 return self.to_replay.pop(0)
             else:
@@ -436,7 +440,6 @@ class Campaign:
 
     def summary(self) -> dict[str, Any]:
         """`summary.json`: the ledger's counts, and the settings and processes of this campaign."""
-        import hypothesis
         from dynfuzz.run.resume import current_environment
 
         cfg = self.config
@@ -450,7 +453,6 @@ class Campaign:
             "max_cases": cfg.max_cases,
             "known_file": str(cfg.known.path) if cfg.known.path is not None else None,
             "mutants": sorted(m for m in os.environ.get("DYNFUZZ_MUTANTS", "").split(",") if m),
-            "hypothesis": hypothesis.__version__,
             "disabled_constructs": current_environment()["disabled_constructs"],
             **self._coverage_blocks(),
             "triage": {"jobs": len(jobs), "left": getattr(self, "triage_left", None),

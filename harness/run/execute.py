@@ -5,7 +5,7 @@ Eager and compiled runs must start from the same state, so the program's
 source is executed anew for each mode. Dynamo keys its automatic-dynamic
 "frame state" by (filename, line, name), not by code object, so each exec also
 gets a unique filename; otherwise a second program would start out dynamic
-because of the first (DYNAMO_NOTES.md section 8).
+because of the first.
 """
 from __future__ import annotations
 
@@ -168,12 +168,22 @@ def _global_torch_state_restored(obs: Observation) -> Iterator[None]:
         torch.set_default_dtype(dtype)
 
 
-@contextmanager
-def _snapshot_errors(when: str) -> Iterator[None]:
+def _snapshot(obs: Observation, when: str, compiled: bool, snap: Callable[..., Any], root: Any, **kw: Any) -> Any:
+    """`snap(root, **kw)`; when it raises, a SnapshotError (a harness error), except on the compiled side, whose
+    snapshot is taken again tolerantly (Note [An object the snapshot cannot read] in oracles/snapshot.py): the
+    judge decides from eager's snapshot whether what the compiled run left there is a torch divergence."""
     try:
-        yield
+        return snap(root, **kw)
     except Exception as e:
-        raise SnapshotError(f"snapshot {when} raised {type(e).__name__}: {e}") from e
+        message = f"snapshot {when} raised {type(e).__name__}: {e}"
+        if not compiled:
+            raise SnapshotError(message) from e
+        try:
+            snapshot = snap(root, tolerant=True, **kw)
+        except Exception:
+            raise SnapshotError(message) from e
+        obs.extra.setdefault("unreadable_snapshots", []).append(message[:500])
+        return snapshot
 
 
 def _run_plan(ns, entry, device, compiler, obs, keep_live) -> None:
@@ -199,8 +209,8 @@ def _run_plan(ns, entry, device, compiler, obs, keep_live) -> None:
             args = ns["inputs"](device, i)
         except Exception as e:  # the same in every mode: the program is unusable, not a torch divergence
             raise InvalidCase(f"inputs({device!r}, {i}) raised {type(e).__name__}: {e}") from e
-        with _snapshot_errors("before the call"):
-            before, known = take_tracked({"args": args, "state": program_state(ns)})
+        before, known = _snapshot(obs, "before the call", compiler is not None, _tracked,
+                                  {"args": args, "state": program_state(ns)})
         error, out = None, None
         start = time.perf_counter()
         with warnings.catch_warnings():
@@ -214,18 +224,27 @@ def _run_plan(ns, entry, device, compiler, obs, keep_live) -> None:
         obs.torch_seconds += seconds
         if i == 0:
             obs.first_call_seconds = seconds
-        with _snapshot_errors("after the call"):
-            # Exported, only outputs and errors are judged (Note [What an export run is judged on]); the
-            # frame's globals may even hold the fake tensors export traced with (a Python side effect applied
-            # during tracing and, unlike under torch.compile, never replayed with real ones)
-            visible = {} if exported else program_state(ns)
-            state = take({"args": args, "out": out, "state": visible, "between": between_value},
-                         known_tensors=known)
+        # Exported, only outputs and errors are judged (Note [What an export run is judged on]); the frame's
+        # globals may even hold the fake tensors export traced with (a Python side effect applied during tracing
+        # and, unlike under torch.compile, never replayed with real ones)
+        visible = {} if exported else program_state(ns)
+        state = _snapshot(obs, "after the call", compiler is not None, take,
+                          {"args": args, "out": out, "state": visible, "between": between_value}, known_tensors=known)
         obs.calls.append(CallRecord(i, error, state, before, out if keep_live else None,
                                     args if keep_live else None, between_error, seconds,
                                     compiler.frames() if compiler else 0, backward_error))
     if compiler:
         obs.graph_breaks = compiler.graph_breaks()
+
+
+def _tracked(root: Any, tolerant: bool = False) -> tuple[Any, set[int]]:
+    """`take_tracked`, tolerantly when asked (the ids of the tensors it reached, for the next snapshot)."""
+    if not tolerant:
+        return take_tracked(root)
+    from dynfuzz.oracles.snapshot import TolerantSnapshotter
+
+    walker = TolerantSnapshotter()
+    return walker.take(root), walker.tensor_ids
 
 
 def grad_outputs(out: Any, positions: list[int] | None = None) -> list:

@@ -30,6 +30,7 @@ from dynfuzz.oracles import Finding, finding
 from dynfuzz.oracles.model import SEVERITY
 from dynfuzz.run.harness_errors import HarnessError, HarnessErrorLog
 from dynfuzz.run.multi_backend import layer_summary
+from dynfuzz.run.provenance import provenance
 from dynfuzz.triage.explain import Explanation, cheap_explanation
 from dynfuzz.triage.filing import BucketFiler
 from dynfuzz.triage.pending import LOCALIZE, NEW, SUSPECT, Job, PendingJobs
@@ -290,6 +291,7 @@ class Ledger:
         return {
             "torch": torch_version(),
             "python": sys.version.split()[0],
+            **provenance(),  # hypothesis, dynfuzz_commit, torch_patches (run/provenance.py)
             "backend": cfg.spec.backend,
             "device": cfg.spec.device,
             "fullgraph": cfg.spec.fullgraph,

@@ -125,13 +125,15 @@ def _enables(case: Case, c: Construct, finding: Finding, cls: str, compiler: Com
     """Does the divergence also show when every call starts from the changed state (`Construct.fresh`)?
     Then the change only leads to the buggy code, and the key does not name it as a stale-guard change."""
     from dynfuzz.run.judge import judge
+    from dynfuzz.triage.minimize import CANDIDATE_SECONDS, time_limit
 
     source = c.fresh(case.source)
     eager_source = c.fresh(case.eager_source) if case.eager_source is not None else None
     if source is None or (case.eager_source is not None and eager_source is None):
         return False
     try:
-        result = judge(replace(case, source=source, eager_source=eager_source, choices=()), compiler, spec)
+        with time_limit(CANDIDATE_SECONDS):
+            result = judge(replace(case, source=source, eager_source=eager_source, choices=()), compiler, spec)
     except Exception:
         return False
     return any(f.oracle == finding.oracle and divergence_class(f) == cls for f in result.findings)
@@ -142,6 +144,7 @@ def explain(case: Case, finding: Finding, spec: CompileSpec, compiler: Compiler 
     """Ablate each construct, perturbation and setting (at most `max_calls` judge calls) and name the key.
     `phases` (when given) receives the seconds and judge calls of the ablation and of layer triangulation."""
     from dynfuzz.run.judge import judge
+    from dynfuzz.triage.minimize import CANDIDATE_SECONDS, time_limit
 
     phases = phases if phases is not None else Phases()
 
@@ -175,9 +178,10 @@ def explain(case: Case, finding: Finding, spec: CompileSpec, compiler: Compiler 
             continue
         calls += 1
         try:
-            result = judge(replace(case, source=source, eager_source=eager_source, choices=()), compiler, spec)
+            with time_limit(CANDIDATE_SECONDS):
+                result = judge(replace(case, source=source, eager_source=eager_source, choices=()), compiler, spec)
         except Exception:
-            continue  # the ablated program broke dynfuzz itself: no evidence either way
+            continue  # the ablated program broke dynfuzz itself, or ran too long: no evidence either way
         tested.add(c.name)
         if not any(f.oracle == finding.oracle and divergence_class(f) == cls for f in result.findings):
             responsible.add(c.name)

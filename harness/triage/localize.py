@@ -90,6 +90,7 @@ def neighbours(case: Case, finding: Finding, spec: CompileSpec) -> tuple[list[Ca
     passing ones run eagerly without error and show no finding of that oracle and class."""
     from dynfuzz.run.compilers import make_compiler
     from dynfuzz.run.judge import judge
+    from dynfuzz.triage.minimize import CANDIDATE_SECONDS, time_limit
 
     compiler = make_compiler(spec)
     cls = divergence_class(finding)
@@ -97,8 +98,9 @@ def neighbours(case: Case, finding: Finding, spec: CompileSpec) -> tuple[list[Ca
     for text in _candidates(case)[:MAX_JUDGE_CALLS]:
         variant = replace(case, source=text, eager_source=None, choices=())
         try:
-            result = judge(variant, compiler, spec, only=(finding.oracle,))
-        except Exception:
+            with time_limit(CANDIDATE_SECONDS):
+                result = judge(variant, compiler, spec, only=(finding.oracle,))
+        except Exception:  # a variant that breaks or runs too long says nothing
             continue
         if not result.eager_ok:
             continue

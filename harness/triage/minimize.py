@@ -8,7 +8,11 @@ is a short repro (`dynfuzz.triage.repro`): the program, the compile call, the or
 """
 from __future__ import annotations
 
+import signal
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -47,6 +51,31 @@ class Minimized:
 
 
 SHRINK_EXAMPLES = 300  # Hypothesis's shrinker: at most this many programs judged (stage 1)
+CANDIDATE_SECONDS = 30  # a candidate program that runs longer (a deleted loop step) is rejected, not waited for
+
+
+@contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raise TimeoutError in this thread after `seconds`, and again every second until the block ends (the
+    program run catches the first one as its call's error, and the next call may loop again), then raise it
+    from the block whatever the block returned (SIGALRM; a no-op off the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    deadline = time.monotonic() + seconds
+
+    def expire(signum, frame):
+        raise TimeoutError(f"ran past {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds, 1.0)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    if time.monotonic() >= deadline:
+        raise TimeoutError(f"ran past {seconds} s")
 
 
 def program_lines(source: str) -> int:
@@ -66,8 +95,9 @@ class Judge:
             return None  # out of judge calls: no candidate is accepted any more
         self.calls += 1
         try:
-            result = judge(case, self.compiler, self.spec, only=(self.target.oracle,) if self.target.oracle else ())
-        except Exception:
+            with time_limit(CANDIDATE_SECONDS):
+                result = judge(case, self.compiler, self.spec, only=(self.target.oracle,) if self.target.oracle else ())
+        except Exception:  # a candidate that breaks or runs too long (a loop whose step was deleted) is rejected
             return None
         if result.eager_ok != self.target.eager_ok:
             return None

@@ -25,6 +25,7 @@ from dynfuzz.oracles import Finding
 from dynfuzz.oracles.checks import Unrenderable, agreement_check
 from dynfuzz.oracles.registry import render_check
 from dynfuzz.run.compilers import CompileSpec
+from dynfuzz.run.provenance import provenance
 from dynfuzz.triage.repro_template import UNRENDERABLE, Plan, fill
 
 if TYPE_CHECKING:
@@ -56,6 +57,7 @@ def metadata_for(case: Case, finding: Finding, spec: CompileSpec, **extra: Any) 
         "tags": sorted(case.tags),
         "torch": torch_version(),
         "python": platform.python_version(),
+        **provenance(),  # hypothesis, dynfuzz_commit, torch_patches
         "backend": spec.backend,
         "device": spec.device,
         "fullgraph": spec.fullgraph,
