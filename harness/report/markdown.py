@@ -52,9 +52,10 @@ def render(report: Report, changes: Changes | None, figures: list[Figure], chart
     if not report.rows:
         out += ["No buckets: every case agreed with eager (or matched a known issue).", ""]
     else:
-        out += ["| # | bucket | oracle | class | layer | count | status |", "|---:|---|---|---|---|---:|---|"]
-        out += [f"| {i} | `{_cell(r.key)}` {_cell(r.title)} | {r.oracle} | {r.kind} | {r.layer or '-'} | {r.count} | "
-                f"{r.status or '-'} |" for i, r in enumerate(report.rows, start=1)]
+        out += ["| # | bucket | tier | oracle | class | layer | count | status |",
+                "|---:|---|---|---|---|---|---:|---|"]
+        out += [f"| {i} | `{_cell(r.key)}` {_cell(r.title)} | {r.tier or '-'} | {r.oracle} | {r.kind} | "
+                f"{r.layer or '-'} | {r.count} | {r.status or '-'} |" for i, r in enumerate(report.rows, start=1)]
         out.append("")
         for i, r in enumerate(report.rows, start=1):
             out += [f"### {i}. `{_cell(r.key)}`", "", f"{r.title}", ""]

@@ -14,6 +14,9 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+METRICS = ("seconds", "cases", "cases_per_second", "findings", "bugs", "refusals", "unique", "known", "queued",
+           "crashes", "hangs", "valid_fraction", "overhead_fraction")
+
 
 class Reporter:
     """A live status line on a terminal; a plain line every 10 s otherwise (CI logs)."""
@@ -67,29 +70,26 @@ class Reporter:
         table = Table(title=f"dynfuzz campaign — torch {summary['torch']}, {summary['backend']}/{summary['device']}")
         table.add_column("metric")
         table.add_column("value", justify="right")
-        for key in ("seconds", "cases", "cases_per_second", "findings", "bugs", "unique", "known", "crashes",
-                    "hangs", "valid_fraction", "overhead_fraction"):
+        for key in METRICS:
             if key in summary:
                 table.add_row(key, str(summary[key]))
         self.console.print(table)
         buckets = summary.get("buckets") or []
         if buckets:
-            found = Table(title=f"{summary.get('bugs', 0)} bug(s): one row per root-cause bucket")
-            for col in ("id", "bucket", "count", "status", "repro"):
+            found = Table(title=f"{summary.get('bugs', 0)} bug(s): one row per root-cause bucket, miscompiles first")
+            for col in ("id", "tier", "bucket", "count", "status", "repro"):
                 found.add_column(col, overflow="fold")
             for b in buckets[:30]:
-                found.add_row(b["id"], b["key"], str(b["count"]), b["status"], b["repro"] or "")
+                found.add_row(b["id"], b.get("tier", ""), b["key"], str(b["count"]), b["status"], b["repro"] or "")
             self.console.print(found)
 
     def _final_plain(self, summary: dict[str, Any]) -> None:
         lines = [f"dynfuzz campaign: torch {summary['torch']}, {summary['backend']}/{summary['device']}"]
-        lines += [f"  {key}: {summary[key]}" for key in ("seconds", "cases", "cases_per_second", "findings", "bugs",
-                                                          "unique", "known", "crashes", "hangs", "valid_fraction",
-                                                          "overhead_fraction") if key in summary]
+        lines += [f"  {key}: {summary[key]}" for key in METRICS if key in summary]
         buckets = summary.get("buckets") or []
         if buckets:
-            lines.append(f"{summary.get('bugs', 0)} bug(s): one line per root-cause bucket "
-                         "(id, count, status, key, repro)")
-            lines += [f"  {b['id']}  {b['count']}  {b['status']}  {b['key']}  {b['repro'] or '-'}"
+            lines.append(f"{summary.get('bugs', 0)} bug(s): one line per root-cause bucket, miscompiles first "
+                         "(id, tier, count, status, key, repro)")
+            lines += [f"  {b['id']}  {b.get('tier', '-')}  {b['count']}  {b['status']}  {b['key']}  {b['repro'] or '-'}"
                       for b in buckets[:30]]
         self.print_text("\n".join(lines))
