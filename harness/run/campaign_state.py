@@ -68,6 +68,8 @@ def restore(ledger: Any, summary: dict[str, Any], out: Path) -> list[Job]:
         by_ident[ident] = u
         ledger.unique[ident] = u
         ledger.first_of_signature.setdefault(u.finding.signature, ident)
+        if u.cheap_key:
+            ledger.cheap_keys_seen.add(u.cheap_key)
     for row in summary.get("buckets", []):
         if "explanation" not in row:
             raise UsageError(f"{out}: summary.json was written by an older dynfuzz (its buckets carry no "

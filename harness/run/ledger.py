@@ -68,6 +68,7 @@ class Ledger:
         self.known_hits: Counter[str] = Counter()
         self.known_by_identity: dict[str, str] = {}  # identity() of findings keyed as known issues -> key
         self.first_of_signature: dict[str, str] = {}  # signature -> identity of its first finding filed or known
+        self.cheap_keys_seen: set[str] = set()  # cheap keys filed so far (their buckets may have been re-keyed)
         self.features: Counter[str] = Counter()
         self.by_oracle: Counter[str] = Counter()
         self.by_kind: Counter[str] = Counter()
@@ -155,7 +156,7 @@ class Ledger:
         u = Unique(f, None, case.seed, cheap_key=cheap.key, case=case)
         triage = self.triage is not None and f.oracle != "harness" and cheap.cls not in ("internal-error",
                                                                                          "reference-disagreement")
-        if triage and (f.signature in self.first_of_signature or cheap.key in self.filer.buckets) \
+        if triage and (f.signature in self.first_of_signature or cheap.key in self.cheap_keys_seen) \
                 and not self.filer.known_key(cheap.key):
             self.suspects[ident] = u
             self._queue(ident, case, f, SUSPECT, cheap.key)
@@ -176,6 +177,7 @@ class Ledger:
             self.known_hits[explanation.key] += u.count
             return False
         self.first_of_signature.setdefault(f.signature, ident)
+        self.cheap_keys_seen.add(u.cheap_key or explanation.key)
         self.filer.file(case, f, u, self.seconds, explanation)
         self.unique[ident] = u
         if self.on_new_finding is not None:
