@@ -301,6 +301,17 @@ def container_kind(node):
     return kind + qualifier
 
 
+def _entry_path(path, k, i):
+    """The path of a dict entry: `[key]` for a key the program could write, `.<values>[i]` (its position) for
+    a key the snapshot encoded (an object seen before, a tensor): an optimizer's state is keyed by parameters."""
+    if isinstance(k, tuple) and k[:1] == ("float",):
+        return "%s[%r]" % (path, k[1])
+    if isinstance(k, TensorSnap) or isinstance(k, tuple) and k[:1] in (("@",), ("tensor-other",),
+                                                                      ("tensor-without-data",)):
+        return "%s.<values>[%d]" % (path, i)
+    return "%s[%r]" % (path, k)
+
+
 def diff(expected, actual, path="", out=None, limit=20):
     """Differences between two snapshots, as `(path, aspect, expected, actual)` tuples (in a `Diffs`)."""
     out = Diffs() if out is None else out
@@ -356,9 +367,9 @@ def diff(expected, actual, path="", out=None, limit=20):
         if keys_e != keys_a:
             out.append((path, "keys", keys_e, keys_a))
         vals_a = dict((repr(k), v) for k, v in a[2])
-        for k, v in e[2]:
+        for i, (k, v) in enumerate(e[2]):
             if repr(k) in vals_a:
-                diff(v, vals_a[repr(k)], "%s[%r]" % (path, k), out, limit)
+                diff(v, vals_a[repr(k)], _entry_path(path, k, i), out, limit)
         if e[3] != a[3]:
             out.append((path, "default_factory", e[3], a[3]))
         _diff_extra_attrs(e, a, 4, path, out, limit)

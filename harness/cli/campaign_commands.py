@@ -60,7 +60,7 @@ def _resume(args):
     if args.out != defaults.out and Path(args.out).resolve() != Path(args.resume).resolve():
         raise UsageError(f"--resume {args.resume} continues in that directory; --out {args.out} conflicts")
     state = load(Path(args.resume))
-    given = {dest for dest in [*SETTINGS.values(), *DEFAULTS.values()]
+    given = {dest for dest in [*SETTINGS.values(), *DEFAULTS.values(), "minimize_budget", "no_minimize"]
              if getattr(args, dest) != getattr(defaults, dest)}
     apply_settings(state, args, given)
     args.out = args.resume

@@ -89,6 +89,12 @@ def apply_settings(state: ResumeState, args: Any, given: set[str]) -> None:
     for key, dest in DEFAULTS.items():
         if dest not in given and key in state.summary:
             setattr(args, dest, state.summary[key])
+    triage = state.summary.get("triage") or {}
+    if "minimize_budget" in triage and not given & {"minimize_budget", "no_minimize"}:
+        saved = triage["minimize_budget"]
+        args.no_minimize = saved is None
+        if saved is not None:
+            args.minimize_budget = f"{saved}s"
     from dynfuzz.triage.known import release
 
     for name, now in current_environment().items():
