@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import multiprocessing as mp
+import os
+import signal
 import tempfile
 import time
 from dataclasses import dataclass
@@ -101,7 +103,9 @@ def triage_one(case: Case, finding: Finding, spec: CompileSpec, budget: float,
 
 def _worker_main(conn: Connection, spec: CompileSpec, budget: float, log: str | None = None) -> None:
     """Triage jobs until told to stop. Minimizing re-runs the program, whose prints (and torch's own
-    output) go to `log`, never to the campaign's terminal."""
+    output) go to `log`, never to the campaign's terminal. The process leads its own process group, so that
+    stopping the lane stops the repro runs it started too (they compile into the campaign's cache)."""
+    os.setpgrp()
     if log is not None:
         from dynfuzz.run.isolation import confine
 
@@ -156,6 +160,10 @@ class TriageQueue:
 
     def _stop(self) -> None:
         if self.process is not None:
+            try:  # the lane and any repro run it left behind (its process group: _worker_main)
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError, TypeError):
+                pass
             if self.process.is_alive():
                 self.process.kill()
             self.process.join(5)
