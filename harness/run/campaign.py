@@ -134,6 +134,7 @@ class Campaign(Ledger):
         try:
             with reporter, self._stop_on_signals():
                 while True:
+                    deadline = start + cfg.budget + cfg.known.verify_seconds  # verifying known issues is not budget
                     now = time.monotonic()
                     out_of_cases = (cfg.max_cases is not None and self.next_index >= cfg.max_cases
                                     and self.prefetched is None)

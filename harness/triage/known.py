@@ -5,8 +5,10 @@ explain), never typed by hand: `dynfuzz known --refresh` recomputes every key an
 torch release to the entry's `torch` list; `dynfuzz known --check` fails when an entry's repro no longer
 produces its key (CI catches drift); `dynfuzz known add OUT/findings/<bucket>` promotes a campaign's
 bucket, its repro copied into `corpus/`. An entry matches a bucket by key on the torch releases it
-lists, because a key that holds a torch frame may change between releases. The older `signature`
-field stays for `dynfuzz replay`, which still compares signatures.
+lists, because a key that holds a torch frame may change between releases. On a release it does not list,
+an entry matches only once a `verifier` (campaigns and the gate set one: `dynfuzz.releases.known_verifier`)
+has run its repros there and they still diverge: Note [Known issues on an unlisted release]. The older
+`signature` field stays for `dynfuzz replay`, which still compares signatures.
 """
 from __future__ import annotations
 
@@ -14,7 +16,9 @@ import json
 import re
 import shutil
 import sys
+import time
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +43,17 @@ def release(version: str) -> str:
     return version.split("+", 1)[0]
 
 
+# Note [Known issues on an unlisted release]
+# An entry lists the releases its key was computed on. On another release (a newer torch) its repro may no
+# longer diverge, or diverge under another key, so the entry is not trusted there as it stands: the first time
+# a finding's key shares an oracle and class with it, the `verifier` runs the entry's repros on the running
+# torch (in fresh processes, outside the campaign's budget: `verify_seconds` is added to it) and returns the
+# keys they produce there, cached per (entry, release) on disk. An entry whose repros still diverge matches
+# through its keys, aliases and those keys; one whose repros all agree is FIXED on that release and matches
+# nothing there (`verifications()` lists both for summary.json).
+Verifier = Callable[[list[tuple[dict, list[Path]]], str], list[list[str] | None]]
+
+
 @dataclass
 class KnownIssues:
     """Known issues by signature (`entries`, as replay reads them) and by bucket key (`match`)."""
@@ -46,6 +61,9 @@ class KnownIssues:
     entries: dict[str, dict] = field(default_factory=dict)
     issues: list[dict] = field(default_factory=list)
     path: Path | None = None
+    verifier: Verifier | None = None  # Note [Known issues on an unlisted release]
+    verified: dict[tuple[int, str], list[str] | None] = field(default_factory=dict)  # (entry, release) -> keys
+    verify_seconds: float = 0.0
 
     def __post_init__(self) -> None:
         if not self.issues:
@@ -56,15 +74,47 @@ class KnownIssues:
 
     def match(self, key: str, torch: str | None = None) -> dict | None:
         """The entry whose key, or one of its `aliases` (the keys its variant repros get), is `key` on this torch
-        release (`torch` None: any release)."""
-        for item in self.issues:
-            if not any(key in (known, _without_layer(known, key)) for known in keys_of(item)):
-                continue
+        release (`torch` None: any release); on a release the entry does not list, only once verified there."""
+        if torch is not None and self.verifier is not None:
+            self._verify(key, release(torch))
+        for n, item in enumerate(self.issues):
+            keys = keys_of(item)
             versions = item.get("torch") or []
             versions = [versions] if isinstance(versions, str) else versions
-            if torch is None or not versions or release(torch) in {release(v) for v in versions}:
+            if not (torch is None or not versions or release(torch) in {release(v) for v in versions}):
+                observed = self.verified.get((n, release(torch)))
+                if not observed:  # not verified here, or FIXED here
+                    continue
+                keys = keys + observed
+            if any(key in (known, _without_layer(known, key)) for known in keys):
                 return item
         return None
+
+    def _verify(self, key: str, rel: str) -> None:
+        """Verify, once per release, the unlisted entries that share `key`'s oracle and class."""
+        wanted = []
+        for n, item in enumerate(self.issues):
+            versions = item.get("torch") or []
+            versions = [versions] if isinstance(versions, str) else versions
+            if not versions or rel in {release(v) for v in versions} or (n, rel) in self.verified:
+                continue
+            if _oracle_class(key) in {_oracle_class(k) for k in keys_of(item)}:
+                wanted.append(n)
+        if not wanted:
+            return
+        start = time.monotonic()
+        results = self.verifier([(self.issues[n], [self.entry_path(c) for c in repros_of(self.issues[n])])
+                                 for n in wanted], rel)
+        self.verify_seconds += time.monotonic() - start
+        for n, keys in zip(wanted, results):
+            self.verified[(n, rel)] = None if keys is None else list(keys)
+
+    def verifications(self) -> list[dict]:
+        """The entries verified on a release they do not list: `reproduces` true (with the keys seen there),
+        false (FIXED there) or null (could not be judged there)."""
+        return [{"key": self.issues[n].get("key"), "corpus": next(iter(repros_of(self.issues[n])), None),
+                 "torch": rel, "reproduces": None if keys is None else bool(keys), "keys": keys or []}
+                for (n, rel), keys in self.verified.items()]
 
     def entry_path(self, relative: str) -> Path:
         """A repro an entry names (`corpus = "x.py"`): relative to the known-issues file's folder."""
@@ -132,6 +182,11 @@ def repros_of(item: dict) -> list[str]:
     return [corpus] if isinstance(corpus, str) else list(corpus)
 
 
+def _oracle_class(key: str | None) -> str:
+    """`effects/lost-effect: ...` -> `effects/lost-effect`."""
+    return (key or "").split(":", 1)[0].strip()
+
+
 def _without_layer(known: str | None, key: str) -> str | None:
     """A key that names no layer (layer triangulation did not run) matches an entry whatever its layer."""
     if known is None or _LAYER.search(key):
@@ -153,7 +208,6 @@ def key_of_repro(path: Path, wanted: dict | None = None) -> tuple[str | None, st
 
     When the repro shows several findings, the one with the entry's old signature (else key prefix)
     is taken, else the most severe one."""
-    from dynfuzz.oracles.model import SEVERITY
     from dynfuzz.run.compilers import CompileSpec, make_compiler
     from dynfuzz.run.judge import judge
     from dynfuzz.triage.explain import explain
@@ -167,12 +221,19 @@ def key_of_repro(path: Path, wanted: dict | None = None) -> tuple[str | None, st
     findings = judge(saved.case, compiler, spec).findings
     if not findings:
         return None, None
-    wanted = wanted or {}
+    chosen = choose_finding(findings, wanted or {})
+    return explain(saved.case, chosen, spec, compiler).key, chosen.signature
+
+
+def choose_finding(findings: list, wanted: dict):
+    """Of a repro's findings, the one an entry (`wanted`: its `signature`, `key`) is about: the one with its
+    signature, else its key's oracle, else the most severe."""
+    from dynfuzz.oracles.model import SEVERITY
+
     prefix = (wanted.get("key") or "").split(":", 1)[0]
-    chosen = next((f for f in findings if f.signature == wanted.get("signature")), None) \
+    return next((f for f in findings if f.signature == wanted.get("signature")), None) \
         or next((f for f in findings if prefix and prefix.startswith(f.oracle + "/")), None) \
         or max(findings, key=lambda f: SEVERITY.get(f.severity, 0))
-    return explain(saved.case, chosen, spec, compiler).key, chosen.signature
 
 
 def refresh(known: KnownIssues, torch_version: str, out=print) -> int:
