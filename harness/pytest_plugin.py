@@ -4,6 +4,10 @@
 status is `known` or `open` is marked xfail(strict=True): while its signature
 still appears it is reported as xfail; once it passes, XPASS(strict) fails the
 run so the status gets updated. A diverging `passing` entry is a failure.
+
+Across torch releases (docs/releases.md) the known-issues entry of a corpus file decides: on a release at or
+after its `fixed_in` the entry must agree (it is expected to pass); on a release its `torch` list does not
+name, what it does is not recorded, so it is xfail without strictness (it may pass, or fail differently).
 """
 from __future__ import annotations
 
@@ -45,11 +49,39 @@ class CorpusFile(pytest.File):
             expected = expected_status(meta, KnownIssues.load(Path(known_path) if known_path else None))
         except Exception:  # an unreadable entry is collected and fails with the reason when run
             expected = "?"
-        if expected in ("known", "open"):
+        here = on_this_release(meta, self.path, KnownIssues.load(Path(known_path) if known_path else None)) \
+            if expected == "known" else None
+        if here == "fixed":
+            pass  # fixed on this release (its `fixed_in`): it must agree
+        elif here == "unlisted":
+            import torch
+
+            item.add_marker(pytest.mark.xfail(strict=False, reason=f"known issue {meta.get('signature')}: torch "
+                                              f"{torch.__version__} is not among the releases its entry lists"))
+        elif expected in ("known", "open"):
             item.add_marker(pytest.mark.xfail(strict=True, raises=KnownDivergence,
                                               reason=f"{expected} issue {meta.get('signature')}"
                                                      f" {meta.get('upstream') or ''}".rstrip()))
         yield item
+
+
+def on_this_release(meta: dict, path: Path, known) -> str | None:
+    """For a corpus file whose known-issues entry names the running torch: `fixed` (at or after its `fixed_in`),
+    `unlisted` (a release its `torch` list lacks), or None (listed: it reproduces here)."""
+    import torch
+    from dynfuzz.releases.installer import version_key
+    from dynfuzz.triage.known import release, repros_of
+
+    item = known.entries.get(meta.get("signature")) or next(
+        (i for i in known.issues if any(known.entry_path(c).resolve() == path.resolve() for c in repros_of(i))), None)
+    if item is None:
+        return None
+    here = release(torch.__version__)
+    if item.get("fixed_in") and version_key(here) >= version_key(release(str(item["fixed_in"]))):
+        return "fixed"
+    versions = item.get("torch") or []
+    versions = [versions] if isinstance(versions, str) else versions
+    return "unlisted" if versions and here not in {release(v) for v in versions} else None
 
 
 class CorpusItem(pytest.Item):

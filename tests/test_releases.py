@@ -508,3 +508,64 @@ def test_a_bisect_over_a_fixture_range_with_a_real_release(real_env, tmp_path):
         assert row.verdict.text == f"regression since {REAL}"
         record = narrow(row, store, store.available(), confirm=1, log=lambda s: None)
     assert record == {"between": [here, REAL], "tried": {"2.13.99": "cannot be installed"}}
+
+
+def test_a_corpus_entry_under_pytest_follows_its_known_entry_across_releases(tmp_path):
+    import torch
+    from dynfuzz.pytest_plugin import on_this_release
+    from dynfuzz.triage.known import release
+
+    here = release(torch.__version__)
+    entry = tmp_path / "entry.py"
+    entry.write_text("")
+
+    def state(**fields):
+        return on_this_release({"signature": "s"}, entry, KnownIssues(issues=[{"key": "k", "corpus": "entry.py",
+                                                                               **fields}], path=tmp_path / "k.toml"))
+
+    assert state(torch=[here]) is None, "listed: it reproduces here (xfail, strict)"
+    assert state(torch=["0.0.1"]) == "unlisted", "not recorded here: xfail, not strict"
+    assert state(torch=["0.0.1"], fixed_in=here) == "fixed", "fixed here: it must agree"
+    assert state(torch=[here], fixed_in="99.0.0") is None
+
+
+def test_workflows_pin_the_torch_release_every_known_issue_lists():
+    import re
+    import tomllib
+
+    known = tomllib.loads((ROOT / "corpus" / "known_issues.toml").read_text())["issue"]
+    everywhere = set.intersection(*({str(v) for v in (i.get("torch") or [])} for i in known))
+    for wf in sorted((ROOT / ".github" / "workflows").glob("*.yml")):
+        installs = re.findall(r"pip install (torch\S*)", wf.read_text())
+        assert installs, wf.name
+        for spec in installs:
+            assert spec.startswith("torch==") and spec.split("==")[1] in everywhere, (wf.name, spec)
+
+
+def test_record_writes_where_each_entry_reproduces_and_fixed_in(tmp_path):
+    from dynfuzz.releases.known_record import record
+
+    for name in ("a", "b", "c"):
+        (tmp_path / f"{name}.py").write_text("")
+    toml = tmp_path / "known_issues.toml"
+    KnownIssues(issues=[{"key": "k/a: x", "corpus": "a.py", "torch": ["2.13.0"]},
+                        {"key": "k/b: x", "corpus": ["b.py", "c.py"], "torch": ["2.13.0"], "fixed_in": "2.13.0"},
+                        {"key": "k/c: untouched", "corpus": "missing.py", "torch": ["2.13.0"]}], path=toml).save()
+    known = KnownIssues.load(toml)
+
+    def row(name, verdict, **cells):
+        return {"repro": str(tmp_path / f"{name}.py"), "verdict": verdict,
+                "releases": {r.replace("_", "."): c for r, c in cells.items()}}
+
+    rows = [row("a", "fixed in 2.14.1", **{"2_5_1": {"outcome": "reproduces", "key": "k/a: x @old"},
+                                           "2_13_0": {"outcome": "reproduces", "key": "k/a: x"},
+                                           "2_14_1": {"outcome": "passes", "key": None}}),
+            row("b", "regression since 2.13.0", **{"2_5_1": {"outcome": "passes", "key": None},
+                                                   "2_13_0": {"outcome": "reproduces", "key": "k/b: x"},
+                                                   "2_14_1": {"outcome": "n/a", "key": None}})]
+    assert len(record(known, rows)) == 2
+    known.save()
+    a, b, c = KnownIssues.load(toml).issues
+    assert a["torch"] == ["2.5.1", "2.13.0"] and a["fixed_in"] == "2.14.1" and a["aliases"] == ["k/a: x @old"]
+    assert b["torch"] == ["2.13.0"] and "fixed_in" not in b, "n/a decides nothing; a regression is not fixed"
+    assert c == {"key": "k/c: untouched", "corpus": "missing.py", "torch": ["2.13.0"]}

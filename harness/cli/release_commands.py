@@ -64,7 +64,7 @@ def cmd_check(args) -> int:
                 store.known_release(rel)
         envs = {rel: store.get(rel) for rel in releases}
         _log(f"releases: {len(found.repros)} repro(s) on {len(envs)} release(s), {args.jobs} at a time")
-        rows = run_matrix(found.repros, envs, args.jobs, args.confirm)
+        rows = run_matrix(found.repros, envs, args.jobs, args.confirm, progress=_log)
         if args.bisect:
             available = store.available()
             if available is None:
@@ -78,6 +78,18 @@ def cmd_check(args) -> int:
         summary = write_back(campaign, [r for r in rows if r.repro.campaign == campaign], builds)
         print(f"wrote the matrix into {campaign}/summary.json, its bucket reports and its report "
               f"({summary['releases']['fixed']} bucket(s) fixed in a newer release, {summary['bugs']} bug(s))")
+    if args.record:
+        from dynfuzz.releases.known_record import record
+        from dynfuzz.triage.known import KnownIssues
+
+        known = KnownIssues.load(Path(args.known) if args.known else None)
+        if known.path is None or not known.path.exists():
+            raise UsageError("--record needs a known-issues file: pass --known FILE")
+        changes = record(known, [r.as_json() for r in rows])
+        known.save()
+        print(f"recorded in {known.path}: {len(changes)} entr{'y' if len(changes) == 1 else 'ies'} changed")
+        for line in changes:
+            print(f"  {line}")
     if args.json:
         Path(args.json).write_text(json.dumps({"releases": releases, "builds": builds,
                                                "rows": [r.as_json() for r in rows]}, indent=1) + "\n")
@@ -141,6 +153,10 @@ def add_parsers(sub) -> None:
     c.add_argument("--confirm", type=int, default=3,
                    help="extra runs, each in a fresh process, that confirm a pass deciding a verdict (default 3)")
     c.add_argument("--json", default=None, help="also write the matrix as JSON here")
+    c.add_argument("--record", action="store_true",
+                   help="record in known_issues.toml, per checked entry, the releases where it reproduces and "
+                        "`fixed_in`")
+    c.add_argument("--known", default=None, help="with --record: the known-issues TOML (default: the corpus's)")
     c.set_defaults(func=cmd_check)
 
     i = rs.add_parser("install", help="build one release's environment (or adopt an existing one with --from)")

@@ -162,12 +162,22 @@ Runner = Callable[[Repro, str], Cell]
 
 
 def run_matrix(repros: list[Repro], envs: dict[str, ReleaseEnv], jobs: int = 1, confirm: int = CONFIRM_RUNS,
-               runner: Runner = run_once) -> list[Row]:
-    """Run every repro on every release (`jobs` at a time), decide each verdict, confirm deciding passes."""
+               runner: Runner = run_once, progress: Callable[[str], None] | None = None) -> list[Row]:
+    """Run every repro on every release (`jobs` at a time), decide each verdict, confirm deciding passes;
+    `progress` hears about every tenth run done."""
     releases = sorted(envs, key=version_key)
+    pairs = [(r, rel) for r in repros for rel in releases]
+    done = [0]
+
+    def run(pair: tuple[Repro, str]) -> Cell:
+        cell = runner(pair[0], envs[pair[1]].python)
+        done[0] += 1
+        if progress is not None and (done[0] % 10 == 0 or done[0] == len(pairs)):
+            progress(f"releases: {done[0]} of {len(pairs)} runs done")
+        return cell
+
     with ThreadPoolExecutor(max(1, jobs)) as pool:
-        pairs = [(r, rel) for r in repros for rel in releases]
-        cells = list(pool.map(lambda p: runner(p[0], envs[p[1]].python), pairs))
+        cells = list(pool.map(run, pairs))
         rows = [Row(r, {}) for r in repros]
         by_repro = {id(r): row for r, row in zip(repros, rows)}
         for (repro, rel), cell in zip(pairs, cells):
