@@ -70,7 +70,7 @@ def on_this_release(meta: dict, path: Path, known) -> str | None:
     `unlisted` (a release its `torch` list lacks), or None (listed: it reproduces here)."""
     import torch
     from dynfuzz.releases.installer import version_key
-    from dynfuzz.triage.known import release, repros_of
+    from dynfuzz.triage.known import release, releases_of, repros_of
 
     item = known.entries.get(meta.get("signature")) or next(
         (i for i in known.issues if any(known.entry_path(c).resolve() == path.resolve() for c in repros_of(i))), None)
@@ -79,9 +79,8 @@ def on_this_release(meta: dict, path: Path, known) -> str | None:
     here = release(torch.__version__)
     if item.get("fixed_in") and version_key(here) >= version_key(release(str(item["fixed_in"]))):
         return "fixed"
-    versions = item.get("torch") or []
-    versions = [versions] if isinstance(versions, str) else versions
-    return "unlisted" if versions and here not in {release(v) for v in versions} else None
+    versions = releases_of(item)
+    return "unlisted" if versions and here not in versions else None
 
 
 class CorpusItem(pytest.Item):

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from dynfuzz.releases.installer import version_key
-from dynfuzz.triage.known import KnownIssues, keys_of, release, repros_of
+from dynfuzz.triage.known import KnownIssues, keys_of, releases_of, repros_of
 
 
 def record(known: KnownIssues, rows: list[dict[str, Any]]) -> list[str]:
@@ -25,8 +25,8 @@ def record(known: KnownIssues, rows: list[dict[str, Any]]) -> list[str]:
         row = by_path.get(known.entry_path(own).resolve()) if own else None
         if row is None:
             continue
-        before = (list(_listed(item)), list(item.get("aliases") or []), item.get("fixed_in"))
-        versions = _listed(item)
+        before = (list(releases_of(item)), list(item.get("aliases") or []), item.get("fixed_in"))
+        versions = releases_of(item)
         for rel, cell in row["releases"].items():
             if cell["outcome"] == "reproduces":
                 versions.add(rel)
@@ -47,8 +47,3 @@ def record(known: KnownIssues, rows: list[dict[str, Any]]) -> list[str]:
             changes.append(f"{own}: torch {', '.join(after[0]) or '(none)'}"
                            + (f", fixed in {after[2]}" if after[2] else ""))
     return changes
-
-
-def _listed(item: dict) -> set[str]:
-    versions = item.get("torch") or []
-    return {release(v) for v in ([versions] if isinstance(versions, str) else versions)}

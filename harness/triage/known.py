@@ -79,9 +79,8 @@ class KnownIssues:
             self._verify(key, release(torch))
         for n, item in enumerate(self.issues):
             keys = keys_of(item)
-            versions = item.get("torch") or []
-            versions = [versions] if isinstance(versions, str) else versions
-            if not (torch is None or not versions or release(torch) in {release(v) for v in versions}):
+            versions = releases_of(item)
+            if not (torch is None or not versions or release(torch) in versions):
                 observed = self.verified.get((n, release(torch)))
                 if not observed:  # not verified here, or FIXED here
                     continue
@@ -94,9 +93,8 @@ class KnownIssues:
         """Verify, once per release, the unlisted entries that share `key`'s oracle and class."""
         wanted = []
         for n, item in enumerate(self.issues):
-            versions = item.get("torch") or []
-            versions = [versions] if isinstance(versions, str) else versions
-            if not versions or rel in {release(v) for v in versions} or (n, rel) in self.verified:
+            versions = releases_of(item)
+            if not versions or rel in versions or (n, rel) in self.verified:
                 continue
             if _oracle_class(key) in {_oracle_class(k) for k in keys_of(item)}:
                 wanted.append(n)
@@ -180,6 +178,12 @@ def repros_of(item: dict) -> list[str]:
     variants of the same fault, replayed too)."""
     corpus = item.get("corpus") or []
     return [corpus] if isinstance(corpus, str) else list(corpus)
+
+
+def releases_of(item: dict) -> set[str]:
+    """The releases an entry lists in `torch` (one string or a list), local build tags dropped."""
+    versions = item.get("torch") or []
+    return {release(str(v)) for v in ([versions] if isinstance(versions, str) else versions)}
 
 
 def _oracle_class(key: str | None) -> str:
