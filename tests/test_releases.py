@@ -217,14 +217,15 @@ def test_bad_input_is_one_line_and_exit_2(fake, tmp_path, capsys):
     assert fake.created == []
 
 
-def test_plain_scripts_are_judged_by_exit_status_and_a_missing_api_is_na(fake, tmp_path, capsys):
+def test_plain_scripts_are_judged_by_exit_status_and_a_missing_api_is_na(fake, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # paths given relative to here: each repro runs in its own folder
     (tmp_path / "s").mkdir()
     plain = tmp_path / "s" / "exits.py"
     plain.write_text("import os, sys\nsys.exit(1 if os.environ['DYNFUZZ_FAKE_RELEASE'] == '2.2.0' else 0)\n")
     lacking = tmp_path / "s" / "lacking.py"
     lacking.write_text("import os, torch\nif os.environ['DYNFUZZ_FAKE_RELEASE'] == '2.1.0':\n"
                        "    torch.compiler.no_such_api_in_this_release\nraise SystemExit(1)\n")
-    assert main(["releases", "check", str(plain), str(lacking), "--torch", "2.1.0,2.2.0", "--confirm", "0"]) == 0
+    assert main(["releases", "check", "s/exits.py", "s/lacking.py", "--torch", "2.1.0,2.2.0", "--confirm", "0"]) == 0
     out = capsys.readouterr().out
     assert "exits    passes  reproduces  regression since 2.2.0" in out
     assert "lacking  n/a     reproduces  long-standing" in out, "n/a is never a pass"

@@ -126,9 +126,10 @@ def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 def run_once(repro: Repro, python: str, timeout: float = PROBE_TIMEOUT) -> Cell:
     """Run `repro` once with `python`, in a fresh process, and classify what happened."""
-    cmd = [python, "-m", "dynfuzz.releases.probe", str(repro.path)] if repro.judged else [python, str(repro.path)]
+    path = repro.path.resolve()  # the process runs in the repro's folder
+    cmd = [python, "-m", "dynfuzz.releases.probe", str(path)] if repro.judged else [python, str(path)]
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=str(repro.path.parent),
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=str(path.parent),
                               env=child_env())
     except subprocess.TimeoutExpired:
         if repro.meta.get("kind") == "hang":
