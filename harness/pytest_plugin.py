@@ -50,14 +50,14 @@ class CorpusFile(pytest.File):
         except Exception:  # an unreadable entry is collected and fails with the reason when run
             expected = "?"
         here = on_this_release(meta, self.path, KnownIssues.load(Path(known_path) if known_path else None)) \
-            if expected == "known" else None
+            if expected in ("known", "open") else None
         if here == "fixed":
             pass  # fixed on this release (its `fixed_in`): it must agree
         elif here == "unlisted":
             import torch
 
-            item.add_marker(pytest.mark.xfail(strict=False, reason=f"known issue {meta.get('signature')}: torch "
-                                              f"{torch.__version__} is not among the releases its entry lists"))
+            item.add_marker(pytest.mark.xfail(strict=False, reason=f"{expected} issue {meta.get('signature')}: "
+                                              f"not recorded on torch {torch.__version__}"))
         elif expected in ("known", "open"):
             item.add_marker(pytest.mark.xfail(strict=True, raises=KnownDivergence,
                                               reason=f"{expected} issue {meta.get('signature')}"
@@ -66,17 +66,18 @@ class CorpusFile(pytest.File):
 
 
 def on_this_release(meta: dict, path: Path, known) -> str | None:
-    """For a corpus file whose known-issues entry names the running torch: `fixed` (at or after its `fixed_in`),
-    `unlisted` (a release its `torch` list lacks), or None (listed: it reproduces here)."""
+    """What a known or open corpus entry is recorded to do on the running torch: `fixed` (at or after its
+    known-issues entry's `fixed_in`), `unlisted` (a release its entry's `torch` list, or for an entry with no
+    known-issues entry the release its metadata was written on, does not name), or None (it reproduces here)."""
     import torch
     from dynfuzz.releases.installer import version_key
     from dynfuzz.triage.known import release, releases_of, repros_of
 
+    here = release(torch.__version__)
     item = known.entries.get(meta.get("signature")) or next(
         (i for i in known.issues if any(known.entry_path(c).resolve() == path.resolve() for c in repros_of(i))), None)
     if item is None:
-        return None
-    here = release(torch.__version__)
+        return "unlisted" if meta.get("torch") and release(str(meta["torch"])) != here else None
     if item.get("fixed_in") and version_key(here) >= version_key(release(str(item["fixed_in"]))):
         return "fixed"
     versions = releases_of(item)

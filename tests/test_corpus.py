@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from dynfuzz.cli import main
 from dynfuzz.paths import corpus_dir
+from dynfuzz.pytest_plugin import on_this_release
 from dynfuzz.triage.corpus_replay import discover, format_table, replay, run_entry, verdict_for
 from dynfuzz.triage.known import KnownIssues
 from dynfuzz.triage.repro import read_program, render_entry, torch_version
@@ -143,7 +144,12 @@ def test_corpus_entry_is_a_short_repro_whose_verdict_matches_its_status(path):
     # sys, types: a cond program is an importable module; copy: an exported program's example arguments
     assert imports <= {"torch", "sys", "types", "copy"}, imports
     assert "def describe(" not in text and "first_difference" not in text
-    status = read_program(path).meta["status"]
+    meta = read_program(path).meta
+    status = meta["status"]
     if "DYNFUZZ_MUTANTS" in os.environ:
         pytest.skip("a mutant changes what the entries show")
-    assert _script_verdict(path) == (0 if status == "passing" else 1)
+    here = on_this_release(meta, path, KnownIssues.load()) if status != "passing" else None
+    verdict = _script_verdict(path)
+    if here == "unlisted" and verdict == 0:  # docs/releases.md: what it does on this release is not recorded
+        pytest.xfail("passes on this torch release, which its known-issues entry does not record")
+    assert verdict == (0 if status == "passing" or here == "fixed" else 1)

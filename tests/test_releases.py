@@ -528,6 +528,10 @@ def test_a_corpus_entry_under_pytest_follows_its_known_entry_across_releases(tmp
     assert state(torch=["0.0.1"]) == "unlisted", "not recorded here: xfail, not strict"
     assert state(torch=["0.0.1"], fixed_in=here) == "fixed", "fixed here: it must agree"
     assert state(torch=[here], fixed_in="99.0.0") is None
+    nothing = KnownIssues(path=tmp_path / "k.toml")
+    assert on_this_release({"signature": "s", "torch": "0.0.1+cpu"}, entry, nothing) == "unlisted", \
+        "an open entry with no known-issues entry is recorded on the release its metadata names"
+    assert on_this_release({"signature": "s", "torch": f"{here}+cpu"}, entry, nothing) is None
 
 
 def test_workflows_pin_the_torch_release_every_known_issue_lists():
