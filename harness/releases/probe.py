@@ -54,8 +54,7 @@ def probe(path: Path) -> dict[str, Any]:
     from dynfuzz.run.judge import judge
     from dynfuzz.run.torch_compat import Unavailable
     from dynfuzz.triage.corpus_replay import SELF_KINDS
-    from dynfuzz.triage.explain import explain
-    from dynfuzz.triage.known import choose_finding
+    from dynfuzz.triage.known import choose_finding, key_for
     from dynfuzz.triage.repro import read_program
 
     quiet_torch_logs()
@@ -89,7 +88,7 @@ def probe(path: Path) -> dict[str, Any]:
             out["result"] = "agrees"
         else:
             chosen = choose_finding(findings, {"signature": meta.get("signature"), "key": meta.get("bucket")})
-            out.update(result="diverges", key=explain(saved.case, chosen, spec, compiler).key,
+            out.update(result="diverges", key=key_for(saved.case, chosen, spec, compiler).key,
                        detail="; ".join(f"{f.signature} {f.title}" for f in findings[:3]))
     except Unavailable as e:
         out.update(result="n/a", detail=str(e))

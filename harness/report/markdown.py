@@ -20,7 +20,8 @@ def render(report: Report, changes: Changes | None, figures: list[Figure], chart
     """Markdown text; each figure's SVG is written to `chart_dir` and linked relative to `page`."""
     totals = report.totals
     out = ["# dynfuzz report", "",
-           f"torch {totals['torch']}; {totals['configuration']}; {len(report.campaigns)} campaign(s)", ""]
+           f"torch {totals['torch']}; {totals['configuration']}; {len(report.campaigns)} campaign(s)", "",
+           totals["patches"], ""]
     if changes is not None:
         out += [f"## Since {report.since.path if report.since else ''}", "",
                 f"### New buckets ({len(changes.new)})", *_rows(changes.new), "",
@@ -52,10 +53,11 @@ def render(report: Report, changes: Changes | None, figures: list[Figure], chart
         out += ["No buckets: every case agreed with eager (or matched a known issue).", ""]
     else:
         checked = any(r.releases for r in report.rows)
-        head = "| # | bucket | oracle | class | layer | count | status |" + (" releases |" if checked else "")
-        out += [head, "|---:|---|---|---|---|---:|---|" + ("---|" if checked else "")]
-        out += [f"| {i} | `{_cell(r.key)}` {_cell(r.title)} | {r.oracle} | {r.kind} | {r.layer or '-'} | {r.count} | "
-                f"{r.status or '-'} |" + (f" {_cell(r.release_verdict or '-')} |" if checked else "")
+        head = "| # | bucket | tier | oracle | class | layer | count | status |" + (" releases |" if checked else "")
+        out += [head, "|---:|---|---|---|---|---|---:|---|" + ("---|" if checked else "")]
+        out += [f"| {i} | `{_cell(r.key)}` {_cell(r.title)} | {r.tier or '-'} | {r.oracle} | {r.kind} | "
+                f"{r.layer or '-'} | {r.count} | {r.status or '-'} |" + (f" {_cell(r.release_verdict or '-')} |"
+                                                                          if checked else "")
                 for i, r in enumerate(report.rows, start=1)]
         out.append("")
         fixed = [(i, r) for i, r in enumerate(report.rows, start=1) if r.fixed_in]
