@@ -14,6 +14,7 @@ from dynfuzz.errors import UsageError
 
 
 def cmd_fuzz(args) -> int:
+    from dynfuzz.releases.known_verifier import verifying
     from dynfuzz.run.campaign import Campaign, CampaignConfig
     from dynfuzz.run.out_folder import claim
     from dynfuzz.run.torch_compat import pristine_tree
@@ -35,7 +36,7 @@ def cmd_fuzz(args) -> int:
                             spec=flags.compile_spec(args), families=flags.families(args.family),
                             workers=args.workers, max_cases=args.cases,
                             case_timeout=parse_duration(args.case_timeout),
-                            known=flags.known_issues(args), progress=args.progress,
+                            known=verifying(flags.known_issues(args)), progress=args.progress,
                             **flags.scale_options(args),
                             coverage=flags.coverage_spec(args), guided=args.guided,
                             worker_memory=flags.worker_memory(args), minimize_budget=flags.minimize_budget(args))

@@ -96,8 +96,10 @@ def _bucket_row(i: int, row: Row) -> str:
     where = f"<p class=muted>{escape(row.repro_path)}</p>" if row.repro_path else ""
     report = f'<div class="report">{escape(row.report)}</div>' if row.report else ""
     tags = escape(", ".join(row.tags[:12]) + (" ..." if len(row.tags) > 12 else ""))
+    releases = f'<br><span class="releases">torch releases: {escape(row.release_line)}</span>' if row.releases \
+        else ""
     return (f'<tr class="bucket" id="bucket-{i}"><td class=n>{i}</td>'
-            f"<td><b>{escape(row.key)}</b><br>{escape(row.title)}"
+            f"<td><b>{escape(row.key)}</b><br>{escape(row.title)}{releases}"
             f'<details class="repro"><summary>repro and bug report</summary>{where}{repro}{report}</details></td>'
             f"<td>{escape(row.tier or '-')}</td><td>{escape(row.oracle)}</td><td>{escape(row.kind)}</td>"
             f"<td>{escape(row.layer or '-')}</td>"
@@ -109,10 +111,15 @@ def _buckets(rows: list[Row]) -> str:
         return ('<section id="buckets"><h2>Buckets</h2><p id="no-buckets">No buckets: every case agreed with '
                 "eager (or matched a known issue).</p></section>")
     body = "".join(_bucket_row(i, r) for i, r in enumerate(rows, start=1))
+    fixed = "".join(f'<li><a href="#bucket-{i}">{i}</a>. {escape(r.key)}: fixed in {escape(r.fixed_in)}</li>'
+                    for i, r in enumerate(rows, start=1) if r.fixed_in)
+    if fixed:
+        fixed = ('<h3>Fixed in a newer release</h3><p class=muted>Not counted among bugs: they pass on the newest '
+                 f'release tried, and still affect older ones.</p><ul id="fixed-buckets">{fixed}</ul>')
     return ('<section id="buckets"><h2>Buckets</h2><table id="bucket-table"><thead><tr><th>#</th><th>bucket</th>'
             "<th>tier</th><th>oracle</th><th>class</th><th>layer</th><th>count</th><th>status</th><th>tags</th>"
             "</tr></thead>"
-            f"<tbody>{body}</tbody></table></section>")
+            f"<tbody>{body}</tbody></table>{fixed}</section>")
 
 
 def _row_list(rows: list[Row], cls: str) -> str:

@@ -52,13 +52,23 @@ def render(report: Report, changes: Changes | None, figures: list[Figure], chart
     if not report.rows:
         out += ["No buckets: every case agreed with eager (or matched a known issue).", ""]
     else:
-        out += ["| # | bucket | tier | oracle | class | layer | count | status |",
-                "|---:|---|---|---|---|---|---:|---|"]
+        checked = any(r.releases for r in report.rows)
+        head = "| # | bucket | tier | oracle | class | layer | count | status |" + (" releases |" if checked else "")
+        out += [head, "|---:|---|---|---|---|---|---:|---|" + ("---|" if checked else "")]
         out += [f"| {i} | `{_cell(r.key)}` {_cell(r.title)} | {r.tier or '-'} | {r.oracle} | {r.kind} | "
-                f"{r.layer or '-'} | {r.count} | {r.status or '-'} |" for i, r in enumerate(report.rows, start=1)]
+                f"{r.layer or '-'} | {r.count} | {r.status or '-'} |" + (f" {_cell(r.release_verdict or '-')} |"
+                                                                          if checked else "")
+                for i, r in enumerate(report.rows, start=1)]
         out.append("")
+        fixed = [(i, r) for i, r in enumerate(report.rows, start=1) if r.fixed_in]
+        if fixed:
+            out += ["## Fixed in a newer release", "",
+                    "Not counted among bugs: they pass on the newest release tried, and still affect older ones.", "",
+                    *[f"- {i}. `{_cell(r.key)}`: fixed in {r.fixed_in}" for i, r in fixed], ""]
         for i, r in enumerate(report.rows, start=1):
             out += [f"### {i}. `{_cell(r.key)}`", "", f"{r.title}", ""]
+            if r.releases:
+                out += [f"Torch releases: {_cell(r.release_line)}", ""]
             if r.repro_path:
                 out += [f"Repro: `{r.repro_path}`", ""]
             if r.repro:

@@ -168,6 +168,7 @@ class Campaign:
         try:
             with reporter, self._stop_on_signals():
                 while True:
+                    deadline = start + cfg.budget + cfg.known.verify_seconds  # verifying known issues is not budget
                     now = time.monotonic()
                     out_of_cases = self._cases_exhausted() and self.prefetched is None and not self.rerun
                     if pool is None:
