@@ -146,3 +146,73 @@ def test_no_default_mix_program_is_skipped_on_the_release_it_is_written_for():
         if api:
             absent[i] = api
     assert absent == {}
+
+
+# The frame's captured cell rebound, then a pre-existing getter of a same-named cell holding the same object
+# reads its own: torch 2.5.1 reads the frame's (pytorch#140436). It shows only while `f` is the root frame.
+SHADOW_ROOT_CELL = textwrap.dedent("""
+    import torch
+    SHADOW = torch.tensor(0.5)
+    def make_sh():
+        k = SHADOW
+        def get(t):
+            return torch.tanh(t + k.mean())
+        return get
+    GET = make_sh()
+    def make_f():
+        k = SHADOW
+        def f(x):
+            nonlocal k
+            k = torch.tanh(k + 0.5)
+            return GET(x)
+        return f
+    f = make_f()
+    def inputs(device, call=0):
+        return (torch.linspace(-1, 1, 4, device=device),)
+""")
+
+
+def _repro(source: str):
+    from dynfuzz.generators.case import Case
+    from dynfuzz.run.judge import judge
+    from dynfuzz.triage.repro import metadata_for, render_repro
+
+    case, spec = Case(source=source), CompileSpec()
+    result = judge(case, make_compiler(spec), spec)
+    if not result.findings:
+        return None
+    finding = result.findings[0]
+    return render_repro(case, finding, spec, metadata_for(case, finding, spec))
+
+
+def test_a_repro_runs_the_program_with_its_source_known_as_the_workers_do():
+    """torch 2.5 compiles a function whose source file it cannot find through a wrapper frame: the script's
+    entry (exec'd from a string) was then inlined, where the workers' entry (source registered under a file
+    name) was the root frame, and a bug of root-frame cells did not reproduce in its own repro ("flaky")."""
+    import inspect
+
+    text = _repro(textwrap.dedent("""
+        import torch
+        def f(x):
+            if not torch.compiler.is_compiling():
+                raise ValueError("eager only")
+            return x + 1
+        def inputs(device, call=0):
+            return (torch.ones(2, device=device),)
+    """))
+    head = text[:text.index("c_out, c_args, c_ns = run(")]
+    ns: dict = {}
+    exec(compile(head + "c_out, c_args, c_ns = run(PROGRAM, compiled=True)\n", "<repro-test>", "exec"), ns)
+    assert inspect.getsourcefile(ns["c_ns"]["f"]) is not None
+
+
+def test_a_root_frame_cell_bug_reproduces_in_its_repro(tmp_path):
+    import subprocess
+    import sys
+
+    text = _repro(SHADOW_ROOT_CELL)
+    if text is None:
+        pytest.skip(f"torch {torch.__version__} reads each cell right (fixed by pytorch#140436)")
+    path = tmp_path / "repro.py"
+    path.write_text(text)
+    assert subprocess.run([sys.executable, str(path)], capture_output=True, timeout=300).returncode == 1

@@ -19,7 +19,7 @@ from .. import ir
 from ..builder import Builder
 from ..choose import boolean, choose
 from ..fragments import fragment
-from .agree import GRAPH_BREAK
+from .agree import GRAPH_BREAK, other
 from .cells import (
     FAMILY,
     Cell,
@@ -91,7 +91,7 @@ def preexisting_writer(draw, b: Builder) -> None:
     b.tag(f"writer-{form}", f"writer-{cell.kind}")
 
 
-@fragment(FAMILY, MAKER, weight=2, nestable=False)
+@fragment(FAMILY, MAKER, weight=3, nestable=False)
 def maker_closure(draw, b: Builder) -> None:
     """A closure made in the frame by a pre-existing function over its factory's cell, which it writes."""
     cell = Cell(b.fresh("v"), choose(draw, CELL_KINDS))
@@ -112,9 +112,8 @@ def maker_closure(draw, b: Builder) -> None:
     b.add_global(make, ir.call(ir.Name(factory)))
     x, shape = operand(draw, b)
     fn = b.fresh("use")
-    if form == "local-collision":  # a plain local of the frame named like the closure's free variable
-        local = Cell(cell.name, choose(draw, ("int", "float")))
-        b.emit(ir.Assign(local.expr, ir.Const(7 if local.kind == "int" else -2.5)))
+    if form == "local-collision":  # a plain local of the frame named like the closure's free variable, same kind
+        b.emit(ir.Assign(cell.expr, other(cell.kind)))
     b.emit(ir.Assign(ir.Name(fn), ir.call(ir.Name(make))))
     r = b.bind(b.fresh("t"), ir.call(ir.Name(fn), x), shape, 1.0)
     if form == "kept-across-break":
@@ -126,5 +125,5 @@ def maker_closure(draw, b: Builder) -> None:
         else:
             log_between_call(b, store_escaped(draw, b, ir.Name(fn)), ir.call("torch.ones", ir.Const(1)))
     else:
-        b.bind(b.fresh("t"), tanh(total(r.expr, ir.Name(cell.name))), shape, 1.0)
+        b.bind(b.fresh("t"), tanh(total(r.expr, read(cell))), shape, 1.0)
     b.tag(f"maker-{form}", f"maker-{cell.kind}")
