@@ -158,3 +158,16 @@ def test_chromium_renders_both_reports_with_plots_and_one_row_per_bucket(campaig
         assert rows == len(buckets_of(folder))
         if folder.name == "found":
             assert rows > 0 and {"buckets-by-oracle", "buckets-by-layer", "buckets-by-tag"} <= drawn
+
+
+def test_the_report_lists_miscompiles_first_whatever_the_counts(tmp_path):
+    import json as _json
+
+    from dynfuzz.report.data import merge
+
+    buckets = [{"key": "refusal: heapq.heapify on list", "class": "refused", "tier": "refusal", "count": 9},
+               {"key": "crash: raising KeyError in torch/x.py:f", "class": "crash", "tier": "crash", "count": 5},
+               {"key": "miscompile: set-subclass", "class": "lost-effect", "tier": "miscompile", "count": 1}]
+    (tmp_path / "summary.json").write_text(_json.dumps({"cases": 3, "seconds": 1, "buckets": buckets}))
+    rows = merge([tmp_path]).rows
+    assert [r.tier for r in rows] == ["miscompile", "crash", "refusal"]
