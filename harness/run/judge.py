@@ -13,6 +13,7 @@ from dynfuzz.oracles import Finding, Observations, run_oracles
 from dynfuzz.oracles.exceptions import skip_reason
 from dynfuzz.oracles.model import Observation
 from dynfuzz.oracles.policy import BACKEND_CONFIG, EXPORTED, RNG_USED
+from dynfuzz.run.api_presence import absent_in_error, absent_in_source, absent_reason
 from dynfuzz.run.compilers import Compiler, CompileSpec, missing_dynamo_settings
 from dynfuzz.run.execute import observe
 
@@ -50,10 +51,16 @@ def judge(case: Case, compiler: Compiler, spec: CompileSpec, only: tuple[str, ..
     missing = missing_dynamo_settings(case.dynamo_config)
     if missing:  # a program for another torch release: not judged, counted among the skips
         return CaseResult([], case.tags, True, skipped=f"Dynamo setting {missing[0]} absent from this torch")
+    absent = next(filter(None, map(absent_in_source, filter(None, (case.source, case.eager_source)))), None)
+    if absent:  # the same: an API this torch lacks (run/api_presence.py)
+        return CaseResult([], case.tags, True, skipped=absent_reason(absent))
     start = time.perf_counter()
     compiler.reset()
     rng = _seed_rng(spec.device)
     eager = observe(case.eager_source or case.source, case.entry, spec.device, None, "eager", keep_live=True)
+    absent = _absent_in_eager(eager)
+    if absent:
+        return CaseResult([], case.tags, True, skipped=absent_reason(absent))
     facts = {RNG_USED: _rng_advanced(rng, spec.device)}
     obs = _compiled_observations(case, compiler, spec, spec.backend, eager, facts)
     compiled = obs.compiled
@@ -89,6 +96,16 @@ def judge(case: Case, compiler: Compiler, spec: CompileSpec, only: tuple[str, ..
     result = CaseResult(findings, case.tags, eager_ok, timings, compiled.frames, compiled.graph_breaks, ref_info)
     result.skipped = skip[1] if skip is not None else None
     return result
+
+
+def _absent_in_eager(eager: Observation) -> str | None:
+    """A torch API eager's own error says this release lacks (a tensor method, a name built at run time)."""
+    errors = [eager.setup_error, *(c.error for c in eager.calls)]
+    for e in filter(None, errors):
+        api = absent_in_error(e.type, e.detail or e.message)
+        if api:
+            return api
+    return None
 
 
 def _seed_rng(device: str):
