@@ -32,13 +32,21 @@ class TorchCompiler(Compiler):
 
         quiet_torch_logs()
         self._torch = torch
-        self.counter = compile_counter(spec.backend)
+        self._new_counter(compile_counter(spec.backend))
+
+    def _new_counter(self, counter: Any) -> None:
+        """The compile counter, and the backend handed to torch.compile: the counter behind a wrapper that
+        records the higher-order ops of each graph (run/torch_observers.py)."""
+        from dynfuzz.run.torch_observers import ObservedBackend
+
+        self.counter = counter
+        self.backend = ObservedBackend(counter)
 
     def reset(self) -> None:
         from dynfuzz.run.torch_compat import compile_counter, reset_dynamo
 
         reset_dynamo()
-        self.counter = compile_counter(self.spec.backend)
+        self._new_counter(compile_counter(self.spec.backend))
 
     def compile(self, fn: Callable, options: dict[str, Any]) -> Callable:
         from dynfuzz.run.export_runner import export_mode, exported
@@ -48,7 +56,7 @@ class TorchCompiler(Compiler):
         if mode is not None:  # Note [What an export run is judged on]
             compiled = exported(fn, mode)
         else:
-            kwargs: dict[str, Any] = {"backend": self.counter, "fullgraph": self.spec.fullgraph}
+            kwargs: dict[str, Any] = {"backend": self.backend, "fullgraph": self.spec.fullgraph}
             if self.spec.dynamic is not None:
                 kwargs["dynamic"] = self.spec.dynamic
             kwargs.update({k: v for k, v in options.items() if k in ("dynamic", "fullgraph")})
@@ -117,13 +125,16 @@ def make_compiler(spec: CompileSpec) -> Compiler:
     Mutants named in the environment (dynfuzz.mutants, test-only) are applied first, so that every
     spawned worker runs the same broken torch as its parent. Two costs of Dynamo's logging are cut, without
     changing what it compiles: its guard-latency timing is switched off, and its stack capture at graph
-    breaks caches column tables (torch_compat; together a default-mix case is about 45% faster)."""
+    breaks caches column tables (torch_compat; together a default-mix case is about 45% faster). The
+    count-only observers of Dynamo's behaviours are installed too (run/torch_observers.py)."""
     from dynfuzz.mutants import apply_from_env
     from dynfuzz.run.torch_compat import cache_stack_positions, skip_guard_latency_profiling
+    from dynfuzz.run.torch_observers import install
 
     apply_from_env()
     skip_guard_latency_profiling()
     cache_stack_positions()
+    install()
     if spec.compiler == "torch":
         return TorchCompiler(spec)
     from dynfuzz.doubles import DOUBLES

@@ -31,10 +31,12 @@ from typing import TYPE_CHECKING, Any
 from dynfuzz.generators.case import Case
 from dynfuzz.oracles import Finding, finding
 from dynfuzz.oracles.model import SEVERITY
+from dynfuzz.run.behaviour_log import BehaviourLog
 from dynfuzz.run.harness_errors import HarnessError, HarnessErrorLog
 from dynfuzz.run.line_coverage import Tracker
 from dynfuzz.run.line_coverage_report import summary_block
 from dynfuzz.run.multi_backend import layer_summary
+from dynfuzz.run.torch_observers import record as observer_record
 from dynfuzz.triage.explain import cheap_explanation
 from dynfuzz.triage.filing import BucketFiler
 from dynfuzz.triage.repro import torch_version
@@ -98,14 +100,19 @@ class Ledger:
         self.guide = None  # a run.guided.Guide when the campaign is coverage-guided
         self.coverage_report: dict[str, Any] | None = None
         self.coverage_seconds = 0.0
+        self.behaviour_log = BehaviourLog()
 
     # ---- bookkeeping ----
     def _finish(self, case: Case, status: str, payload: Any) -> None:
         self.cases += 1
+        new_lines = None
         if self.tracker is not None:
             new_lines = self.tracker.add(payload.coverage if status == "done" else None)
-            if self.guide is not None:
-                self.guide.observe(case, new_lines)
+        novelty = None
+        if status == "done":  # run/behaviour_log.py
+            novelty = self.behaviour_log.add(payload.behaviours, self.seconds, payload.observers)
+        if self.guide is not None:
+            self.guide.observe(case, novelty, new_lines)
         self.features.update(case.tags)
         if status in ("harness-error", "error"):  # dynfuzz could not judge it: filed apart, never a finding
             self.harness_error(case, HarnessError.from_payload(payload))
@@ -301,6 +308,8 @@ class Ledger:
             "reference": {"enabled": cfg.spec.reference, "guards": cfg.spec.guards, **dict(self.reference),
                           "unsupported_constructs": dict(self.unsupported_constructs)},
             **self._coverage_blocks(),
+            "behaviours": self.behaviour_log.summary(),
+            "torch_observers": observer_record(self.behaviour_log.observers),
             "unique_findings": [
                 {"signature": u.finding.signature, "oracle": u.finding.oracle, "kind": u.finding.kind,
                  "severity": u.finding.severity, "message": u.finding.message, "count": u.count,
