@@ -4,7 +4,12 @@ A case is generated, run eagerly, compiled, run (twice by the default call
 plan), snapshotted and judged. Prints cases/s, the median time per case split
 by stage, and overhead_fraction = 1 - torch time / total time.
 
-    python bench/throughput.py [--cases 200] [--seed 0] [--backend eager] [--family F]
+    python bench/throughput.py [--cases 200] [--seed 0] [--backend eager] [--family F] [--behaviours-cost]
+
+`--behaviours-cost` measures what recording Dynamo's behaviours costs (run/behaviours.py: its readers and
+its count-only observers): every case is judged twice in this process, once recording and once with the
+observers uninstalled, in alternating order, and cases/s of both and their ratio are printed (paired on the
+same cases, and in CPU seconds of this process, so load from elsewhere on the machine hits neither).
 """
 from __future__ import annotations
 
@@ -29,7 +34,11 @@ def main() -> int:
     parser.add_argument("--compiler", default="torch")
     parser.add_argument("--family", action="append")
     parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--behaviours-cost", action="store_true",
+                        help="judge each case with and without behaviour recording; print both rates")
     args = parser.parse_args()
+    if args.behaviours_cost:
+        return behaviours_cost(args)
     spec = CompileSpec(compiler=args.compiler, backend=args.backend)
     compiler = make_compiler(spec)
     families = tuple(args.family or ())
@@ -58,6 +67,51 @@ def main() -> int:
         print(f"  {k:16s} {1000 * statistics.median(v):8.3f}")
     print(f"overhead_fraction  {1 - torch_total / total:8.4f}   (1 - torch time / total time)")
     print(f"findings           {findings:8d}")
+    return 0
+
+
+def behaviours_cost(args) -> int:
+    """Cases/s with and without behaviour recording, paired per case: each case is judged once to warm up
+    (a first use of an op or a higher-order op pays one-off imports and registrations) and then four times,
+    on, off, off, on for even cases and off, on, on, off for odd ones (which cancels a load that drifts)."""
+    import contextlib
+    import io
+
+    import torch
+    from dynfuzz.run import torch_observers
+
+    torch.set_num_threads(1)  # idle intra-op threads spin on a busy machine, and their CPU time is noise here
+    spec = CompileSpec(compiler=args.compiler, backend=args.backend)
+    compiler = make_compiler(spec)
+    families = tuple(args.family or ())
+    for i in range(args.warmup):
+        judge(draw_case(case_seed(args.seed + 1, i), families), compiler, spec)
+    seconds = {True: 0.0, False: 0.0}
+    per_case, sizes = [], []
+    for i in range(args.cases):
+        case = draw_case(case_seed(args.seed, i), families)
+        spent = {True: 0.0, False: 0.0}
+        with contextlib.redirect_stdout(io.StringIO()):
+            judge(case, compiler, spec)
+        for on in ((True, False, False, True) if i % 2 == 0 else (False, True, True, False)):
+            torch_observers.install() if on else torch_observers.uninstall()
+            t = time.process_time()  # this process's CPU time: what other processes on the machine do not move
+            with contextlib.redirect_stdout(io.StringIO()):  # programs may print
+                result = judge(case, compiler, spec)
+            spent[on] += time.process_time() - t
+            if on:
+                sizes.append(len(result.behaviours))
+        for on in spent:
+            seconds[on] += spent[on]
+        per_case.append(spent[True] / spent[False])
+    torch_observers.install()
+    on, off = 2 * args.cases / seconds[True], 2 * args.cases / seconds[False]
+    print(f"backend={args.backend} families={list(families) or 'all'} cases={args.cases} seed={args.seed}")
+    print(f"cases per CPU second, recording behaviours   {on:8.3f}")
+    print(f"cases per CPU second, without                {off:8.3f}")
+    print(f"cost                                         {100 * (1 - on / off):7.2f}% of cases/s (totals)")
+    print(f"cost, median case                            {100 * (1 - 1 / statistics.median(per_case)):7.2f}%")
+    print(f"behaviours per case (median)                 {statistics.median(sizes):8.0f}")
     return 0
 
 

@@ -144,6 +144,8 @@ def collect() -> tuple[str, ...]:
     """The behaviours of the case Dynamo just ran (since the last reset), sorted."""
     from dynfuzz.run import torch_observers as obs
 
+    if not obs.recording():
+        return ()
     types = _registry()
     found: set[str] = set()
 

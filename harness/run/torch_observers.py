@@ -33,6 +33,8 @@ OBSERVERS: dict[str, str] = {
 
 _installed: list[str] = []
 _seen: dict[str, set[str]] = {"tracker": set(), "side-effect": set(), "hop": set()}
+_originals: list[tuple[Any, str, Any]] = []  # (owner, attribute, original) of every patch, for uninstall()
+_recording = [True]
 
 
 def record(installed_somewhere: set[str] | list[str]) -> dict[str, Any]:
@@ -48,11 +50,31 @@ def installed() -> list[str]:
 
 def install() -> list[str]:
     """Install every observer this torch has a target for (idempotent); returns the names installed."""
+    _recording[0] = True
     if "variable-trackers" not in _installed and _observe_trackers():
         _installed.append("variable-trackers")
     if "side-effects" not in _installed and _observe_side_effects():
         _installed.append("side-effects")
     return installed()
+
+
+def uninstall() -> None:
+    """Restore what the observers patched and stop recording (bench/throughput.py measures the cost so)."""
+    while _originals:
+        owner, name, original = _originals.pop()
+        setattr(owner, name, original)
+    _installed.clear()
+    _recording[0] = False
+
+
+def recording() -> bool:
+    """False after `uninstall()` until the next `install()`: then no behaviour is read either."""
+    return _recording[0]
+
+
+def _patch(owner: Any, name: str, replacement: Any) -> None:
+    _originals.append((owner, name, getattr(owner, name)))
+    setattr(owner, name, replacement)
 
 
 def start_case() -> None:
@@ -74,7 +96,7 @@ def _observe_trackers() -> bool:
         seen.add(type(self).__name__)
         original(self, *args, **kwargs)
 
-    VariableTracker.__init__ = __init__
+    _patch(VariableTracker, "__init__", __init__)
     return True
 
 
@@ -97,14 +119,14 @@ def _observe_side_effects() -> bool:
             pass
         return update(self, *args, **kwargs)
 
-    SideEffects.codegen_update_mutated = codegen_update_mutated
+    _patch(SideEffects, "codegen_update_mutated", codegen_update_mutated)
     if hooks is not None:
         def codegen_hooks(self, *args: Any, **kwargs: Any) -> Any:
             if getattr(self, "tensor_hooks", None):
                 seen.add("tensor-hook")
             return hooks(self, *args, **kwargs)
 
-        SideEffects.codegen_hooks = codegen_hooks
+        _patch(SideEffects, "codegen_hooks", codegen_hooks)
     return True
 
 
@@ -128,10 +150,11 @@ class ObservedBackend:
         self.backend = backend
 
     def __call__(self, gm: Any, example_inputs: Any) -> Any:
-        try:
-            _seen["hop"].update(graph_hops(gm))
-        except Exception:
-            pass
+        if _recording[0]:
+            try:
+                _seen["hop"].update(graph_hops(gm))
+            except Exception:
+                pass
         return self.backend(gm, example_inputs)
 
 
