@@ -64,6 +64,9 @@ def test_a_registry_type_is_kept_and_other_messages_lose_what_is_the_programs():
      "S.__closure__[…].cell_contents == #"),
     ("0/0: not ___dict_contains('n', L['self'].__dict__)  # x", "not ___dict_contains('…', S.__dict__)"),
     ("0/0: self.training == True  # if self.training:", "S == True"),
+    ("0/0: tensor 'G['G0']' stride mismatch at index 0. expected 1, actual 2",
+     "tensor '…' stride mismatch at index #. expected #, actual #"),
+    ("0/0: Duplicate tensor found where not expected!", "Duplicate tensor found where not expected!"),
 ])
 def test_recompile_reasons_name_the_guard_that_failed_not_the_program(reason, name):
     assert normalise_recompile(reason) == name

@@ -106,6 +106,7 @@ SHAPES = {
     "scalar-ops": lambda t: any(isinstance(n, ast.Assign) and ".numel() % 5" in ast.unparse(n.value)
                                 for n in ast.walk(t)),
     "introspection": lambda t: _calls(t, "vars") or _calls(t, "eval"),
+    "with-forms": lambda t: any(isinstance(n, ast.With) for n in ast.walk(t)) or _calls(t, "_patched"),
 }
 
 
@@ -129,17 +130,18 @@ RUN_WITH_MUTANT = ("import sys, runpy; from dynfuzz.mutants import apply; "
                    "apply([sys.argv[1]]); runpy.run_path(sys.argv[2])")
 
 
-def campaign(out: Path, cases: int, disable: str = "") -> list[dict]:
-    """A seed-0 campaign of the family under the mutant, in its own process: its value findings."""
+def campaign(out: Path, cases: int, disable: str = "", mutant: str = MUTANT,
+             oracles: tuple[str, ...] = ("outputs", "effects")) -> list[dict]:
+    """A seed-0 campaign of the family under the mutant, in its own process: its findings of `oracles`."""
     env = {**os.environ, DISABLE_ENV: disable}
     env.pop(ENV, None)
     cmd = [sys.executable, "-m", "dynfuzz", "fuzz", "--cases", str(cases), "--family", FAMILY, "--workers", "1",
            "--seed", "0", "--no-db", "--no-progress", "--no-minimize", "--budget", "300s", "--out", str(out),
-           "--mutant", MUTANT]
+           "--mutant", mutant]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode in (0, 1), proc.stderr[-2000:]
     found = json.loads((out / "summary.json").read_text())["unique_findings"]
-    return [u for u in found if u["oracle"] in ("outputs", "effects")]
+    return [u for u in found if u["oracle"] in oracles]
 
 
 def _fails(repro: Path, mutant: str | None) -> bool:
@@ -154,3 +156,22 @@ def test_a_short_campaign_finds_the_mutant_and_only_through_exceptions(tmp_path)
     repros = sorted((tmp_path / "on").glob("findings/*/repro.py"))
     assert any(_fails(r, MUTANT) and not _fails(r, None) for r in repros)
     assert not campaign(tmp_path / "off", 60, disable=EXCEPTION_TAGS)
+
+
+WITH_MUTANT = "error-on-graph-break-kept"
+
+
+def test_the_with_forms_mutant_names_its_construct():
+    assert load()[WITH_MUTANT].construct == "with-forms" and "with-forms" in _tags()
+
+
+@pytest.mark.slow
+def test_a_short_campaign_finds_the_with_forms_mutant_and_not_without_the_construct(tmp_path):
+    """`error_on_graph_break` blocks are drawn by the `with-forms` construct alone: with it, a 30-case campaign
+    finds the mutant (a graph break after the block raises) by a repro that fails only under the mutant;
+    with the construct off, the mutant is never reached."""
+    assert campaign(tmp_path / "on", 30, mutant=WITH_MUTANT, oracles=("exceptions",))
+    repros = sorted((tmp_path / "on").glob("findings/*/repro.py")) + sorted(
+        (tmp_path / "on").glob("findings/*/examples/*.py"))
+    assert any(_fails(r, WITH_MUTANT) and not _fails(r, None) for r in repros)
+    assert not campaign(tmp_path / "off", 30, disable="with-forms", mutant=WITH_MUTANT, oracles=("exceptions",))

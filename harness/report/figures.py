@@ -25,7 +25,7 @@ def figures(report: Report) -> list[Figure]:
 
 
 def _behaviours(report: Report) -> Figure:
-    from dynfuzz.report.behaviours import curve_svg
+    from dynfuzz.report.behaviour_view import curve_svg
 
     svg = curve_svg(report)
     return Figure("behaviours-over-cases", "Distinct Dynamo behaviours against cases", "coverage", svg,

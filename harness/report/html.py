@@ -85,7 +85,7 @@ def _coverage_table(report: Report) -> str:
 def _behaviour_section(report: Report) -> str:
     """Behaviours reached per category against the reachable universe, new ones since an earlier campaign,
     and the reachable ones never reached (what the generators could add)."""
-    from dynfuzz.report.behaviours import summary_line, table_rows, view
+    from dynfuzz.report.behaviour_view import summary_line, table_rows, view
 
     v = view(report)
     if v is None:

@@ -68,7 +68,7 @@ def render(report: Report, changes: Changes | None, figures: list[Figure], chart
 
 
 def _behaviours(report: Report) -> list[str]:
-    from dynfuzz.report.behaviours import summary_line, table_rows, view
+    from dynfuzz.report.behaviour_view import summary_line, table_rows, view
 
     v = view(report)
     if v is None:

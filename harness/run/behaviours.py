@@ -47,15 +47,19 @@ OUT_OF_REACH: dict[str, tuple[tuple[str, str], ...]] = {
         (r"python 3\.1[2-9]|3\.1[2-9]\+|sys\.monitoring", "other Python versions' bytecode"),
     ),
     "tracker": (
-        (r"^(Base\w*|\w*Base|VariableTracker)$", "abstract base classes"),
-        (r"ProcessGroup|DeviceMesh|Placement|WorldMetaClass|DTensor|Backward(Hook|State)Variable|FSDP",
-         "distributed"),
+        (r"^(Base\w*|\w*Base|VariableTracker|ContextWrappingVariable|UserDefinedVariable|IteratorVariable|"
+         r"CommonListMethodsVariable|DictViewVariable|DictViewIterator|GenericDeviceVariable|"
+         r"TorchHigherOrderOperatorVariable)$", "abstract base classes (only their subclasses are built)"),
+        (r"ProcessGroup|DeviceMesh|Placement|WorldMetaClass|DTensor|Backward(Hook|State)Variable|FSDP|"
+         r"Distributed|Collective|LocalMap", "distributed"),
         (r"Stream|Event", "CUDA / accelerator streams and events"),
-        (r"ScriptObject|TorchScript|Opaque", "TorchScript and opaque objects"),
-        (r"Triton", "Triton kernels"),
-        (r"SDPAParams|CUDA|Cuda", "CUDA-only"),
+        (r"ScriptObject|TorchScript|Opaque|Torchbind", "TorchScript and opaque objects"),
+        (r"Triton|TMADescriptor|InlineAsm", "Triton kernels"),
+        (r"SDPAParams|CUDA|Cuda|XPU", "CUDA- or XPU-only"),
         (r"Numpy|NumPy|NP\w+Variable", "NumPy interop"),
         (r"CompiledAutograd", "compiled autograd"),
+        (r"Executorch|RunWithRNGState|FlexAttentionBackward|WhileLoopStackOutput|AutoFunctionalize",
+         "higher-order ops made after Dynamo or by other runtimes"),
     ),
     "guard": (
         (r"^RelationalGuard$", "an abstract base class"),
@@ -64,7 +68,7 @@ OUT_OF_REACH: dict[str, tuple[tuple[str, str], ...]] = {
     "accessor": (),
     "hop": (
         (r"triton|inline_asm|aoti|executorch|inductor_compiled|run_const_graph|foreach_map|flex_gemm|"
-         r"rng_state|dtensor|local_map|torchbind", "backend, export-runtime and distributed ops"),
+         r"rng_state|dtensor|local_map|torchbind|invoke_quant", "backend, export-runtime and distributed ops"),
         (r"auto_functionalized|with_effects|flex_attention_backward|while_loop_stack_output",
          "made by AOTAutograd after Dynamo (not in Dynamo's graphs)"),
     ),
@@ -76,6 +80,8 @@ _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e-?\d+)?")
 _BRACKETS = re.compile(r"\[[^\[\]]*\]|\{[^{}]*\}")
 _COMPILE_ID = re.compile(r"^\s*\[?[\d/!]+\]?:\s*")
 _PATH = re.compile(r"(?:/[\w.+-]+)+")  # a file path: kept from torch/ on, else its name
+_SOURCE = re.compile(r"\b[LG]\[(?:'[^'\n]*'|\"[^\"\n]*\")\]")  # a frame local or global as a guard names it
+_EXPRESSION = re.compile(r"==|!=|\b___\w+\(|^not |\bis (?:not )?None\b|\b(?:len|isinstance|hasattr|id|type)\(")
 _NAME = re.compile(r"\b[A-Za-z_]\w*\b")
 # Words a guard expression keeps: Dynamo's guard helpers (`___check_obj_id`), dunders (`__closure__`), and
 # these; every other name is the program's own (a local, a global, an attribute) and becomes `S`.
@@ -117,9 +123,10 @@ def normalise_recompile(reason: str) -> str:
     == #`, `tensor '…' size mismatch at index #. expected #, actual #`. The code line and hint Dynamo
     appends after `#`, and the names of the program's variables, are dropped."""
     line = _COMPILE_ID.sub("", reason.strip().splitlines()[0] if reason.strip() else "")
-    if line.startswith("tensor "):
+    line = _SOURCE.sub("S", line.split(" #", 1)[0].split("  ", 1)[0])
+    if not _EXPRESSION.search(line):  # prose (`tensor 'x' size mismatch ...`): keep its words
         return _generic(line)
-    line = _QUOTED.sub("'…'", line.split(" #", 1)[0].split("  ", 1)[0])
+    line = _QUOTED.sub("'…'", line)
     line = _NAME.sub(lambda m: m.group(0) if _kept(m.group(0)) else "S", _generic(line))
     return re.sub(r"\bS(?:\.S\b|\[…\])+", "S", line)
 

@@ -52,16 +52,19 @@ class Bandit:
         self.floor = floor
         self.uses: Counter[str] = Counter()
         self.reward: Counter[str] = Counter()
+        self.total_uses = 0
+        self.total_reward = 0.0
 
     def credit(self, fragments: list[str], reward: float) -> None:
         """Share a case's reward among the fragments it drew."""
         for name in fragments:
             self.uses[name] += 1
             self.reward[name] += reward / len(fragments)
+        self.total_uses += len(fragments)
+        self.total_reward += reward
 
     def score(self, name: str) -> float:
-        total_uses = sum(self.uses.values())
-        prior = sum(self.reward.values()) / total_uses if total_uses else 1.0
+        prior = self.total_reward / self.total_uses if self.total_uses else 1.0
         return (self.reward[name] + prior) / (self.uses[name] + 1)
 
     def probabilities(self, names: list[str]) -> dict[str, float]:
