@@ -40,11 +40,12 @@ def command(mode: str, seed: int, args, out: Path) -> list[str]:
 
 
 def run_all(runs: list[tuple[str, int]], args, root: Path) -> None:
-    """Run the campaigns, a seed's at the same time with --parallel."""
-    by_seed: dict[int, list[str]] = {}
+    """Run the campaigns; with --parallel a seed's unguided and guided ones at the same time (and its two line
+    measurements at the same time, apart from them)."""
+    groups: dict[tuple[int, bool], list[str]] = {}
     for mode, seed in runs:
-        by_seed.setdefault(seed, []).append(mode)
-    for seed, modes in by_seed.items():
+        groups.setdefault((seed, "coverage" in mode), []).append(mode)
+    for (seed, _), modes in groups.items():
         procs = []
         for mode in modes:
             out = root / f"{mode}-{seed}"
