@@ -135,3 +135,24 @@ def test_the_summary_lists_the_observers_and_whether_they_ran():
     assert set(record) == set(torch_observers.OBSERVERS)
     assert record["side-effects"]["installed"] and not record["variable-trackers"]["installed"]
     assert "VariableTracker.__init__" in record["variable-trackers"]["target"]
+
+
+def test_uninstalling_restores_what_the_observers_patched_and_stops_recording():
+    """The observers are patches of two torch methods, recorded for undoing: uninstalled, the originals are
+    back and a case reads no behaviour; installed again, they record again."""
+    from torch._dynamo.side_effects import SideEffects
+    from torch._dynamo.variables.base import VariableTracker
+
+    spec = CompileSpec(backend="eager")
+    compiler = make_compiler(spec)
+    patched = VariableTracker.__init__, SideEffects.codegen_update_mutated
+    torch_observers.uninstall()
+    try:
+        assert (VariableTracker.__init__, SideEffects.codegen_update_mutated) != patched
+        assert "torch/_dynamo" in VariableTracker.__init__.__code__.co_filename
+        assert torch_observers.installed() == [] and not torch_observers.recording()
+        assert judge(Case(source=PROGRAM, seed=None), compiler, spec).behaviours == ()
+    finally:
+        torch_observers.install()
+    assert set(torch_observers.installed()) == set(torch_observers.OBSERVERS)
+    assert "tracker:ListVariable" in judge(Case(source=PROGRAM, seed=None), compiler, spec).behaviours

@@ -138,6 +138,7 @@ def test_guided_campaign_steers_by_behaviours_without_measuring_lines(tmp_path):
     rows = [json.loads(line) for line in (out / "guided" / "cases.jsonl").read_text().splitlines()]
     assert len(rows) == 6 and rows[0]["new_behaviours"] and "new_lines" not in rows[0]
     assert sum(len(r["new_behaviours"]) for r in rows) == summary["behaviours"]["distinct"]
+    assert all(o["installed"] for o in summary["torch_observers"].values())
     for row in rows:
         choices = choices_from_bytes(base64.b64decode(row["choices"]))
         assert set(redraw(tuple(choices), ("closures",)).tags) == set(row["tags"])
