@@ -3,7 +3,8 @@
 Readers (no patch): Dynamo's counters (`graph_break`, `unimplemented`: each Unsupported by its message),
 its recompile reasons (`guard_failures`), the guard trees of every cache entry of the codes Dynamo saw
 (`convert_frame.input_codes`; leaf-guard and accessor classes), and the higher-order ops in the graphs
-handed to the backend (`ObservedBackend`, a wrapper around dynfuzz's own backend, not a patch).
+handed to the backend (`ObservedBackend`, a wrapper around dynfuzz's own backend, not a patch). Counters,
+guard failures and cache entries come through run/torch_compat.py, which the harness already reads them by.
 
 Observers (patches, count-only): they record, per case, a set of names and change nothing Dynamo computes.
 Declared in `OBSERVERS` and installed once per process by `install()` (beside the torch patches of
@@ -21,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from dynfuzz.run import torch_compat
 from dynfuzz.run.torch_compat import note
 
 # name -> what it patches and what it records (summary.json `torch_observers`)
@@ -180,9 +182,8 @@ def observed() -> dict[str, set[str]]:
 def counter_messages() -> dict[str, list[str]]:
     """Dynamo's Unsupported messages since the last reset: those that became graph breaks, and the others."""
     try:
-        from torch._dynamo.utils import counters
-    except ImportError:
-        note("recording graph breaks", "torch._dynamo.utils.counters")
+        counters = torch_compat.dynamo_counters()
+    except torch_compat.Unavailable:
         return {}
     return {"graph-break": [m for m, n in counters["graph_break"].items() if n > 0],
             "unsupported": [m for m, n in counters["unimplemented"].items() if n > 0]}
@@ -191,29 +192,30 @@ def counter_messages() -> dict[str, list[str]]:
 def recompile_reasons() -> list[str]:
     """Every guard-failure reason Dynamo recorded since the last reset (one per recompilation)."""
     try:
-        from torch._dynamo.utils import guard_failures
-    except ImportError:
-        note("recording recompile reasons", "torch._dynamo.utils.guard_failures")
+        return torch_compat.guard_failures()
+    except torch_compat.Unavailable:
         return []
-    return [str(r) for reasons in guard_failures.values() for r in reasons]
 
 
 def guard_kinds() -> tuple[set[str], set[str]]:
     """Leaf-guard and accessor class names in the guard trees of every cache entry Dynamo made since the
     last reset (the codes it saw: `convert_frame.input_codes`)."""
-    try:
-        from torch._dynamo.convert_frame import input_codes
-        from torch._dynamo.eval_frame import _debug_get_cache_entry_list
-    except ImportError:
-        note("recording guard kinds", "torch._dynamo.eval_frame._debug_get_cache_entry_list")
-        return set(), set()
     leaves: set[str] = set()
     accessors: set[str] = set()
+    try:
+        from torch._dynamo.convert_frame import input_codes
+    except ImportError:
+        note("recording guard kinds", "torch._dynamo.convert_frame.input_codes")
+        return leaves, accessors
     for ref in list(getattr(input_codes, "seen", ())):
         code = ref() if callable(ref) else ref
         if code is None:
             continue
-        for entry in _debug_get_cache_entry_list(code):
+        try:
+            entries = torch_compat.cache_entries(code)
+        except torch_compat.Unavailable:
+            return leaves, accessors
+        for entry in entries:
             manager = getattr(entry, "guard_manager", None) or getattr(entry, "check_fn", None)
             root = getattr(manager, "root", None)
             if root is not None:
