@@ -100,6 +100,11 @@ def test_the_universe_comes_from_the_running_torch_minus_what_is_out_of_reach():
     assert "cond" in reach["hop"] and "triton_kernel_wrapper_mutation" in full["hop"] - reach["hop"]
     assert out_of_reach("tracker", "VariableTracker") and out_of_reach("tracker", "ProcessGroupVariable")
     assert out_of_reach("hop", "cond") is None
+    # class names match case-sensitively (`DTensor` is not in `DisabledSavedTensorsHooksVariable`), and what the
+    # generators reach is never out of reach
+    for reached in ("DisabledSavedTensorsHooksVariable", "GradInplaceRequiresGradCtxManagerVariable",
+                    "NumpyNdarrayVariable", "TorchScriptObjectVariable"):
+        assert out_of_reach("tracker", reached) is None, reached
     types = torch_observers.registry_types()
     if types is None:  # torch < 2.7 (2.5.1): no registry, graph breaks are an open category there
         assert full["graph-break"] == set()
