@@ -142,3 +142,21 @@ def test_guided_campaign_steers_by_behaviours_without_measuring_lines(tmp_path):
     for row in rows:
         choices = choices_from_bytes(base64.b64decode(row["choices"]))
         assert set(redraw(tuple(choices), ("closures",)).tags) == set(row["tags"])
+
+
+def test_lines_are_bookkeeping_only_when_coverage_is_measured_beside_guidance(tmp_path):
+    """With --coverage beside --guided the ledger hands each case's new lines to the guide: they are logged
+    and summed by origin, and change nothing it learns (the same novelty, lines or not, earns the same)."""
+    with_lines = Guide(seed=1, families=FAMILIES, out=tmp_path / "a")
+    without = Guide(seed=1, families=FAMILIES, out=tmp_path / "b")
+    for i in range(4):
+        case_a, case_b = with_lines.next_case(i), without.next_case(i)
+        assert case_a.source == case_b.source
+        with_lines.observe(case_a, novel(i), new_lines=100 * i)
+        without.observe(case_b, novel(i))
+    assert with_lines.bandit.reward == without.bandit.reward and len(with_lines.pool) == len(without.pool)
+    assert sum(with_lines.summary()["new_lines_by_origin"].values()) == 600
+    assert "new_lines_by_origin" not in without.summary()
+    rows = [json.loads(line) for line in with_lines.log.read_text().splitlines()]
+    assert [r["new_lines"] for r in rows] == [0, 100, 200, 300]
+    assert [len(r["new_behaviours"]) for r in rows] == [0, 1, 2, 3]
