@@ -97,7 +97,7 @@ class Ledger:
         self.nodes: Counter[str] = Counter()  # cases per cluster node (with --ray)
         coverage = getattr(config, "coverage", None)
         self.tracker = Tracker(coverage) if coverage is not None else None
-        self.guide = None  # a run.guided.Guide when the campaign is coverage-guided
+        self.guide = None  # a run.guided.Guide when the campaign is guided (--guided)
         self.coverage_report: dict[str, Any] | None = None
         self.coverage_seconds = 0.0
         self.behaviour_log = BehaviourLog()
