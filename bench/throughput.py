@@ -4,7 +4,12 @@ A case is generated, run eagerly, compiled, run (twice by the default call
 plan), snapshotted and judged. Prints cases/s, the median time per case split
 by stage, and overhead_fraction = 1 - torch time / total time.
 
-    python bench/throughput.py [--cases 200] [--seed 0] [--backend eager] [--family F] [--behaviours-cost]
+Then the cost of `--pristine-torch`: every case is judged a second time with torch as shipped (dynfuzz's two
+speed-ups of Dynamo's logging off, harness/run/torch_compat.py), alternating which mode goes first so that
+both see the same load, and the judge time of the two modes is compared (`--no-pristine` skips it).
+
+    python bench/throughput.py [--cases 200] [--seed 0] [--backend eager] [--family F] [--no-pristine]
+    python bench/throughput.py --behaviours-cost [--cases 200]
 
 `--behaviours-cost` measures what recording Dynamo's behaviours costs (run/behaviours.py: its readers and
 its count-only observers): every case is judged twice in this process, once recording and once with the
@@ -24,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from dynfuzz.generators import case_seed, draw_case  # noqa: E402
 from dynfuzz.run.compilers import CompileSpec, make_compiler  # noqa: E402
 from dynfuzz.run.judge import judge  # noqa: E402
+from dynfuzz.run.torch_compat import set_speedups, speedup_states  # noqa: E402
 
 
 def main() -> int:
@@ -36,6 +42,7 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--behaviours-cost", action="store_true",
                         help="judge each case with and without behaviour recording; print both rates")
+    parser.add_argument("--no-pristine", action="store_true", help="skip the pristine-torch comparison")
     args = parser.parse_args()
     if args.behaviours_cost:
         return behaviours_cost(args)
@@ -48,16 +55,25 @@ def main() -> int:
     findings = 0
     start = time.perf_counter()
     torch_total = 0.0
+    judge_seconds = {"patched": 0.0, "pristine": 0.0}
     for i in range(args.cases):
         t = time.perf_counter()
         case = draw_case(case_seed(args.seed, i), families)
         stages["generation"].append(time.perf_counter() - t)
-        result = judge(case, compiler, spec)
-        findings += len(result.findings)
-        torch_total += result.torch_seconds
-        for k in ("eager", "compile", "compiled_run", "harness"):
-            stages[k].append(result.timings[k])
-    total = time.perf_counter() - start
+        modes = ["patched"] if args.no_pristine else ["patched", "pristine"][:: 1 if i % 2 == 0 else -1]
+        for mode in modes:
+            set_speedups(mode == "patched")
+            t = time.perf_counter()
+            result = judge(case, compiler, spec)
+            judge_seconds[mode] += time.perf_counter() - t
+            if mode != "patched":
+                continue
+            findings += len(result.findings)
+            torch_total += result.torch_seconds
+            for k in ("eager", "compile", "compiled_run", "harness"):
+                stages[k].append(result.timings[k])
+    set_speedups(True)
+    total = time.perf_counter() - start - judge_seconds["pristine"]
     print(f"backend={args.backend} compiler={args.compiler} families={list(families) or 'all'} "
           f"cases={args.cases} seed={args.seed}")
     print(f"cases/s            {args.cases / total:8.2f}")
@@ -67,6 +83,13 @@ def main() -> int:
         print(f"  {k:16s} {1000 * statistics.median(v):8.3f}")
     print(f"overhead_fraction  {1 - torch_total / total:8.4f}   (1 - torch time / total time)")
     print(f"findings           {findings:8d}")
+    if not args.no_pristine:
+        patched, pristine = judge_seconds["patched"], judge_seconds["pristine"]
+        print(f"speed-ups          {speedup_states()}")
+        print(f"judge ms/case      {1000 * patched / args.cases:8.1f} patched, "
+              f"{1000 * pristine / args.cases:.1f} pristine (--pristine-torch)")
+        print(f"pristine cost      {100 * (pristine / patched - 1):+7.1f}% time per case "
+              f"({100 * (1 - patched / pristine):.1f}% less throughput than patched)")
     return 0
 
 

@@ -9,7 +9,13 @@ Figure 2: a campaign (default 500 cases, minimization on) and its buckets, each 
 issue it matched or as new; buckets per root cause = buckets / distinct labels, where an unmatched
 bucket counts as its own cause (so a reader can check the labels in the printed table).
 
+Figure 3, does triage keep up: a campaign run as a user runs it (`dynfuzz fuzz --budget M --workers N`, a
+fresh process), then, with `--then-triage`, `dynfuzz triage` on its folder; after each, the bug buckets by
+status (the share `ok` is the target), the triage jobs still queued, the job times (median, 90th percentile)
+and where a job's time goes by phase.
+
     python3 bench/triage.py --variants --campaign 500 --json bench-triage.json
+    python3 bench/triage.py --keeps-up 30 --workers 2 --seed 11 --then-triage 10 --known /tmp/empty.toml
 """
 from __future__ import annotations
 
@@ -212,6 +218,55 @@ def campaign_figure(cases: int, seed: int, budget: float, minimize_budget: float
             "labels": labels, "out": str(out)}
 
 
+def status_figure(out: Path) -> dict:
+    """Bug buckets by status, the queue left and the triage job times of a campaign folder."""
+    import statistics
+
+    s = json.loads((out / "summary.json").read_text())
+    bugs = [b for b in s["buckets"] if b.get("tier") in ("miscompile", "crash")]
+    statuses: dict[str, int] = {}
+    for b in bugs:
+        statuses[b["status"]] = statuses.get(b["status"], 0) + 1
+    phases: dict[str, list[float]] = {}
+    for b in s["buckets"]:
+        for name, secs in (b.get("phases") or {}).get("seconds_by_phase", {}).items():
+            phases.setdefault(name, []).append(secs)
+    ok = statuses.get("ok", 0) + statuses.get("unexplained", 0) + statuses.get("unverified", 0)
+    return {"cases": s["cases"], "buckets": len(s["buckets"]), "bug_buckets": len(bugs), "by_status": statuses,
+            "ok_fraction": round(statuses.get("ok", 0) / max(len(bugs), 1), 3),
+            "triaged_fraction": round(ok / max(len(bugs), 1), 3), "queued": s.get("queued"),
+            "refusals": s.get("refusals"), "triage": s.get("triage"),
+            "phase_seconds_median": {k: round(statistics.median(v), 2) for k, v in phases.items()}}
+
+
+def keeps_up_figure(minutes: float, workers: int, seed: int, then_triage: float, known: str | None,
+                    extra: list[str]) -> dict:
+    """Figure 3: a real campaign through the CLI, then `dynfuzz triage` on its folder."""
+    import subprocess
+
+    out = Path(tempfile.mkdtemp(prefix="bench-keeps-up-")) / "out"
+    cmd = [sys.executable, "-m", "dynfuzz", "fuzz", "--budget", f"{minutes}m", "--workers", str(workers),
+           "--seed", str(seed), "--no-db", "--no-progress", "--out", str(out), *extra]
+    if known:
+        cmd += ["--known", known]
+    start = time.monotonic()
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"the campaign failed (exit {done.returncode}): {done.stderr[-2000:]}")
+    result = {"command": " ".join(cmd[2:]), "wall_seconds": round(time.monotonic() - start, 1),
+              "at_end": status_figure(out), "out": str(out)}
+    print(f"\nfigure 3, at the campaign's end: {json.dumps(result['at_end'])}", flush=True)
+    if then_triage:
+        start = time.monotonic()
+        done = subprocess.run([sys.executable, "-m", "dynfuzz", "triage", str(out), "--budget", f"{then_triage}m",
+                               "--workers", str(workers)], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SystemExit(f"dynfuzz triage failed (exit {done.returncode}): {done.stderr[-2000:]}")
+        result["after_triage"] = {**status_figure(out), "wall_seconds": round(time.monotonic() - start, 1)}
+        print(f"figure 3, after dynfuzz triage --budget {then_triage}m: {json.dumps(result['after_triage'])}")
+    return result
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--variants", action="store_true", help="figure 1: variants of every known bug")
@@ -219,6 +274,13 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--budget", type=float, default=3600.0, help="campaign wall-clock budget (s)")
     parser.add_argument("--minimize-budget", type=float, default=60.0)
+    parser.add_argument("--keeps-up", type=float, default=0.0, metavar="MINUTES",
+                        help="figure 3: a campaign of this many minutes through the CLI")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--then-triage", type=float, default=0.0, metavar="MINUTES",
+                        help="figure 3: then `dynfuzz triage` on its folder for this many minutes")
+    parser.add_argument("--known", default=None, help="figure 3: the known-issues file (default the corpus's)")
+    parser.add_argument("--fuzz-arg", action="append", default=[], help="figure 3: one more `dynfuzz fuzz` flag")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
     quiet_torch_logs()
@@ -232,6 +294,9 @@ def main() -> int:
               f"{fig['bugs_sharing_a_bucket']}")
     if args.campaign:
         result["campaign"] = campaign_figure(args.campaign, args.seed, args.budget, args.minimize_budget)
+    if args.keeps_up:
+        result["keeps_up"] = keeps_up_figure(args.keeps_up, args.workers, args.seed, args.then_triage, args.known,
+                                             args.fuzz_arg)
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
     return 0

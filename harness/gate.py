@@ -46,6 +46,7 @@ class GateConfig:
     known: str | None = None
     minimize_budget: float | None = MINIMIZE_SECONDS  # None: no triage worker (buckets stay unminimized)
     strict: bool = False  # --strict: a new refusal (a clean graph break under fullgraph) fails the gate too
+    pristine: bool = True  # torch as shipped, without dynfuzz's speed-ups (--no-pristine-torch turns them on)
 
 
 @dataclass
@@ -79,21 +80,14 @@ def programs_digest(seed: int, cases: int, families: tuple[str, ...] = ()) -> st
     return digest.hexdigest()
 
 
-def _known_with_corpus(config: GateConfig, outcomes: list[Outcome]) -> KnownIssues:
-    """Known issues (by key and signature) plus signatures the corpus already records as known or open."""
-    known = KnownIssues.load(Path(config.known) if config.known else None)
-    entries = dict(known.entries)
-    for o in outcomes:
-        if o.signature and o.expected in ("known", "open"):
-            entries.setdefault(o.signature, {"signature": o.signature, "corpus": o.path})
-    return KnownIssues(entries, list(known.issues), known.path)
-
-
 def run_gate(config: GateConfig) -> int:
     """Run the gate, print the outcome, write JUnit and Markdown if asked; 0 clean, 1 new bucket, 3 internal."""
+    from dynfuzz.run.torch_compat import pristine_tree
+
     start = time.monotonic()
     try:
-        result = _run(config, start)
+        with pristine_tree(config.pristine):
+            result = _run(config, start)
     except UsageError:
         raise  # bad input (a missing corpus path...): the CLI's one line and exit 2
     except Exception as e:  # never a crash, never a torch divergence: dynfuzz's own failure
@@ -124,9 +118,13 @@ def _run(config: GateConfig, start: float) -> GateResult:
     remaining = max(config.budget - (time.monotonic() - start), 1.0)
     summary: dict[str, Any] = {"cases": 0, "buckets": []}
     if config.cases:
+        from dynfuzz.run.out_folder import claim
+
+        lock = claim(config.out / "campaign", overwrite=True, verb="gate")  # noqa: F841  (the gate owns its folder)
         campaign = Campaign(CampaignConfig(budget=remaining, out=config.out / "campaign", seed=config.seed,
                                            spec=config.spec, families=config.families, workers=config.workers,
-                                           max_cases=config.cases, known=_known_with_corpus(config, outcomes),
+                                           max_cases=config.cases,
+                                           known=KnownIssues.load(Path(config.known) if config.known else None),
                                            progress=False, minimize_budget=config.minimize_budget,
                                            triage_grace=max(60.0, config.budget - (time.monotonic() - start))))
         summary = campaign.run()
@@ -150,7 +148,10 @@ def _print_result(config: GateConfig, result: GateResult) -> None:
         print(f"NEW {b['id']} {b['key']}  [{b['status']}, {b['count']} finding(s)]\n    {b['cause']}\n    "
               f"repro: {b['repro']}")
     for b in result.notes:
-        print(f"note {b['id']} {b['key']} [{b['status']}]: not counted ({b['note'] or 'not a torch bug'})")
+        why = b.get("note") or {"refusal": "a refusal: a feature gap, listed, not a bug (fails the gate with --strict)",
+                                "performance": "an extra recompile: listed, not a bug"}.get(
+            tier_of(b.get("class", "")), "flaky" if b.get("status") == "flaky" else "not a torch bug")
+        print(f"note {b['id']} {b['key']} [{b['status']}]: not counted ({why})")
     first = _first_repro(result)
     if first is not None:
         path, text = first

@@ -6,8 +6,11 @@ Rules (the fields of `summary.json` are a contract, so unknown numeric fields fo
 - rates and fractions are recomputed from the merged counts: `cases_per_second` is the total cases over
   the longest run's seconds, `valid_fraction`, `overhead_fraction`, mean timings weighted by cases;
 - `unique_findings` are united by signature and cheap key (as a campaign counts them) and `buckets` by
-  bucket key, their counts added (a bucket's signatures united, first seen at the earliest); `unique` and
-  `bugs` are recounted from the union;
+  bucket key, their counts added (a bucket's signatures united, first seen at the earliest); a bucket takes
+  its status, verdict and repro from the run that confirmed it best (`ok` over `unminimized` over `flaky`:
+  a bucket flaky in one shard and reproduced in another is a bug); `unique` and `bugs` are recounted from
+  the union;
+- lists (families, harness error records...) are united, in order;
 - settings that must agree (torch, backend, device...) are kept when equal, listed when not.
 
 Each run's `findings/` entries are copied under `OUT/findings/` (the first copy of a name wins), and the
@@ -30,6 +33,8 @@ RECOMPUTED = frozenset({"cases_per_second", "valid_fraction", "overhead_fraction
 UNITED_BY = {"unique_findings": ("signature", "cheap_key"), "buckets": ("key",)}
 NOT_COUNTS = frozenset({"seed", "fullgraph", "dynamic"})  # numbers or booleans that are settings, not counts
 ITEM_COUNTS = ("count", "findings", "examples", "cases")  # per-bucket numbers that add up across runs
+STATUS_RANK = {"ok": 0, "unminimized": 1, "flaky": 2}  # a bucket's best-confirmed status wins
+CONFIRMATION = ("status", "verdict", "repro", "folder", "note", "cause")  # taken together from that run
 
 
 def load_runs(dirs: Iterable[str | Path]) -> list[tuple[Path, dict[str, Any]]]:
@@ -59,6 +64,8 @@ def _unite(lists: Iterable[list[dict[str, Any]]], by: tuple[str, ...]) -> list[d
                 merged[key] = dict(item)
                 continue
             into = merged[key]
+            if "status" in item and STATUS_RANK.get(item["status"], 3) < STATUS_RANK.get(into.get("status"), 3):
+                into.update({f: item[f] for f in CONFIRMATION if f in item})
             for field in ITEM_COUNTS:
                 if isinstance(item.get(field), int) and isinstance(into.get(field), int):
                     into[field] += item[field]
@@ -71,7 +78,8 @@ def _unite(lists: Iterable[list[dict[str, Any]]], by: tuple[str, ...]) -> list[d
 
 
 def _add(values: list[Any]) -> Any:
-    """Counts add (recursively in dicts); anything else is kept when all runs agree, else listed."""
+    """Counts add (recursively in dicts), lists are united in order; anything else is kept when all runs
+    agree, else listed."""
     present = [v for v in values if v is not None]
     if not present:
         return None
@@ -81,6 +89,8 @@ def _add(values: list[Any]) -> Any:
     if all(isinstance(v, dict) for v in present):
         keys = dict.fromkeys(k for v in present for k in v)
         return {k: _add([v.get(k) for v in present]) for k in keys}
+    if all(isinstance(v, list) for v in present):
+        return _same([x for v in present for x in v], always_list=True)
     distinct = []
     for v in present:
         if v not in distinct:
@@ -88,12 +98,13 @@ def _add(values: list[Any]) -> Any:
     return distinct[0] if len(distinct) == 1 else distinct
 
 
-def _same(values: list[Any]) -> Any:
+def _same(values: list[Any], always_list: bool = False) -> Any:
+    """The one value all runs agree on, else the distinct values in order (always a list with `always_list`)."""
     distinct = []
     for v in values:
         if v not in distinct:
             distinct.append(v)
-    return distinct[0] if len(distinct) == 1 else distinct
+    return distinct if always_list or len(distinct) != 1 else distinct[0]
 
 
 def merge_summaries(summaries: list[dict[str, Any]]) -> dict[str, Any]:

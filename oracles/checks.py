@@ -9,7 +9,8 @@ cannot disagree. The lines run after the repro template's two runs, which leave 
     c_out, c_args, c_ns   the same for the compiled run
     frames                compiled frames counted after each call (recompile checks only)
 
-Snapshot paths (`out[0]`, `args[1].attr`, `state['G']['k']`, `state['g'].<cells>.n.cell_contents`)
+Snapshot paths (`out[0]`, `args[1].attr`, `state['G']['k']`, `state['g'].<cells>.n.cell_contents`,
+`state['OPT'].state.<values>[0]`: a dict entry by position, where its key is an object such as a parameter)
 become Python expressions over those names.
 """
 from __future__ import annotations
@@ -18,7 +19,7 @@ import ast
 import re
 
 _DETAIL = re.compile(r"^(?P<path>.+?): (?P<aspect>[\w -]+): expected (?P<exp>.*), got (?P<act>.*)$", re.S)
-_STEP = re.compile(r"\.<cells>\.(\w+)\.cell_contents|\[[^\]]*\]|\.\w+")
+_STEP = re.compile(r"\.<cells>\.(\w+)\.cell_contents|\.<values>\[(\d+)\]|\[[^\]]*\]|\.\w+")
 ROOT_NAMES = {"out": "out", "args": "args", "state": "ns"}
 TENSOR_ATTRS = {
     "shape": "{}.shape", "stride": "{}.stride()", "offset": "{}.storage_offset()", "dtype": "{}.dtype",
@@ -64,6 +65,8 @@ def expression(path: str, compiled: bool) -> str:
             raise Unrenderable(f"cannot express {path!r}")
         if step[1]:
             expr = f"{expr}.__closure__[{expr}.__code__.co_freevars.index({step[1]!r})].cell_contents"
+        elif step[2]:
+            expr = f"list({expr}.values())[{step[2]}]"
         else:
             expr += step[0]
         pos = step.end()

@@ -5,7 +5,7 @@ Dynamo wraps user errors (`TorchRuntimeError` around a fake-tensor TypeError,
 some programs on purpose (`Unsupported`, `UncapturedHigherOrderOpError`).
 Those are classified apart from crashes (`InternalTorchDynamoError`,
 `BackendCompilerFailed`, a raw `AssertionError` from inside torch), which are
-always bugs. See DYNAMO_NOTES.md section 3.
+always bugs. See Note [Deliberate refusals are not findings].
 """
 from __future__ import annotations
 
@@ -106,6 +106,22 @@ FULLGRAPH_REFUSALS = (  # (gb_type, word the message must contain, reason)
     ("using `torch.autograd.grad` with `torch._dynamo.config.trace_autograd_ops=False`", "",
      "torch.autograd.grad without trace_autograd_ops under fullgraph"),
 )
+# Export takes a frame whole, as fullgraph=True does, so the deliberate graph breaks above are its refusals too;
+# beside them, what export documents it cannot take: (exception type, graph-break type or None, a regular
+# expression the message must match, reason). Any other `Unsupported` or `UserError` of an exported program is
+# an `exceptions/unsupported` finding (a refusal of a construct that should trace: tier refusal, not a bug).
+EXPORT_REFUSALS = (
+    ("UserError", None, r"It looks like one of the (inputs|outputs) with type .* is not supported or "
+                        r"pytree-flattenable", "a non-pytree input or output"),
+    ("UserError", None, r"Cannot export model which references tensors that are neither buffers/parameters/constants",
+     "a tensor that is neither an input nor a parameter, buffer or constant"),
+    ("UserError", None, r"Could not guard on data-dependent expression|Dynamic control flow is not supported",
+     "data-dependent control flow"),
+    ("Unsupported", "rewrite_signature: cannot trace optional function input", "", "an optional parameter"),
+    ("Unsupported", "Attempted to use `torch.nn.Parameter()` with export", "", "an nn.Parameter constructed in the "
+     "frame"),
+    ("Unsupported", "HOP: Unsafe side effect", "", "a side effect inside a torch.cond branch"),
+)
 # Releases before graph-break types (torch < 2.7) name the construct in the message alone: (the whole
 # message as a regular expression, reason); the messages are torch 2.5.1's.
 UNTYPED_FULLGRAPH_REFUSALS = (
@@ -125,11 +141,16 @@ HOP_REFUSAL_WORDS = ("Unsafe side effect", "Mutating a variable", "input mutatio
 
 def deliberate_refusal(err: ExcInfo, fullgraph: bool, exported: str | None = None) -> str | None:
     """Why `err` is Dynamo correctly refusing a construct the program uses on purpose, or None. Exported
-    (`exported`: the export mode), every `Unsupported` and `UserError` is one: export documents that a
-    graph break, a non-pytree input or output, or an optional parameter is an error there."""
+    (`exported`: the export mode), what export documents it cannot take: a deliberate graph break (as under
+    fullgraph), a non-pytree input or output, an optional parameter, data-dependent control flow
+    (`EXPORT_REFUSALS`)."""
     text = err.detail or err.message
     if exported and err.type in ("Unsupported", "UserError"):
-        return f"refused by export ({exported}): {err.gb_type or err.type}"
+        for kind, gb_type, pattern, reason in EXPORT_REFUSALS:
+            if err.type == kind and err.gb_type == gb_type and re.search(pattern, text):
+                return f"refused by export ({exported}): {reason}"
+        graph_break = deliberate_refusal(err, True)
+        return f"refused by export ({exported}): {graph_break}" if graph_break else None
     if exported and err.type == "SkipTest" and "on export" in text:  # debug_force_graph_break_on_leaf_return
         return f"refused by export ({exported}): a forced graph break"
     if exported == "aot" and (err.type == "PackageError" or AOT_GRAPH_BREAK in text):
@@ -181,31 +202,32 @@ def exceptions(case, obs: Observations, trace=None) -> list[Finding]:
                                  f"missing {e.type}", call=i, details=(f"eager: {e.type}: {e.message}",)))
         elif e is None and c is not None:
             if deliberate_refusal(c, obs.fullgraph, obs.extra.get(EXPORTED)) is None:
-                found.append(_compiled_only(c, i, obs.fullgraph))
+                found.append(_compiled_only(c, i, obs.fullgraph, obs.extra.get(EXPORTED)))
         elif not _same_failure(e, c, obs.fullgraph):
             found.append(finding("exceptions", "exception-mismatch",
                                  f"call {i}: eager raised {e.type}, compiled raised {c.type}",
                                  f"{e.type} vs {key(c)}", severity="medium", call=i,
                                  details=(f"eager: {e.type}: {e.message}", f"compiled: {c.type}: {c.message}"),
-                                 torch_frame=c.torch_frame))
+                                 torch_frame=c.torch_frame, key_frame=c.key_frame))
         if (e is None) != (c is None):
             break  # later calls start from different states; other oracles already report them
     return found
 
 
-def _compiled_only(c: ExcInfo, i: int, fullgraph: bool) -> Finding:
+def _compiled_only(c: ExcInfo, i: int, fullgraph: bool, exported: str | None = None) -> Finding:
     cat = category(c)
     inner = inner_error(c)
     detail = (f"compiled: {c.qualified}: {c.message}",) + ((f"gb_type: {c.gb_type}",) if c.gb_type else ()) \
         + ((f"wrapped error: {inner[0]}: {inner[1]}",) if inner else ())
-    if cat == "refusal" and fullgraph:
-        return finding("exceptions", "unsupported", f"call {i}: fullgraph compile refused: {c.gb_type or c.type}",
+    if cat == "refusal" and (fullgraph or exported):  # a whole-frame capture refused a construct that should trace
+        what = f"export ({exported})" if exported else "fullgraph compile"
+        return finding("exceptions", "unsupported", f"call {i}: {what} refused: {c.gb_type or c.type}",
                        f"{c.type} {c.gb_type or c.message}", severity="info", call=i, details=detail)
     if cat in ("crash", "refusal"):
         return finding("exceptions", "crash", f"call {i}: compiler crashed with {c.type}",
-                       key(c), call=i, details=detail, torch_frame=c.torch_frame)
+                       key(c), call=i, details=detail, torch_frame=c.torch_frame, key_frame=c.key_frame)
     return finding("exceptions", "spurious-exception", f"call {i}: compiled raised {c.type}, eager did not",
-                   key(c), call=i, details=detail, torch_frame=c.torch_frame)
+                   key(c), call=i, details=detail, torch_frame=c.torch_frame, key_frame=c.key_frame)
 
 
 @renders("exceptions")

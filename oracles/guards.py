@@ -1,6 +1,6 @@
 """The guard oracle: soundness and precision of the compiled cache under perturbations of the call plan.
 
-The harness (harness/guards.py) runs each perturbation derived from the
+The harness (harness/run/guard_probes.py) runs each perturbation derived from the
 reference guards and leaves the results in `obs.extra["guards"]`; this oracle
 only judges them.
 
@@ -27,7 +27,10 @@ from .registry import oracle, renders
 def guard_oracle(case: Any, obs: Observations, trace: Any) -> list[Finding]:
     out: list[Finding] = []
     for r in obs.extra.get("guards", ()):
-        if r.note:
+        if r.error:  # dynfuzz could not run it (Note [A perturbation that raises] in harness/run/guard_probes.py)
+            out.append(finding("harness", "oracle-error", f"guard perturbation {r.name} raised "
+                                                          f"{r.error.splitlines()[0]}"[:300],
+                               f"guards:{r.error.split(':', 1)[0]}", severity="info", details=(r.error,)))
             continue
         stale = r.would_hit or not (r.recompiled or r.compiled_error)
         if r.violates is not None and r.diffs and stale:

@@ -24,6 +24,7 @@ class ExcInfo:
     torch_frame: str | None = None  # innermost frame inside torch, "torch/_dynamo/x.py:fn"
     traceback: str = ""
     detail: str = ""  # the whole message (first 2000 characters): wrapped errors name the inner one there
+    key_frame: str | None = None  # the innermost torch frame that is not a wrapper, for crash bucket keys
 
     @property
     def qualified(self) -> str:
@@ -87,8 +88,9 @@ class Finding:
     severity: str = "high"
     call: int | None = None
     details: tuple[str, ...] = ()
-    torch_frame: str | None = None  # innermost torch frame of the error, for bucket keys of crashes
+    torch_frame: str | None = None  # innermost torch frame of the error (in the signature)
     layer: str | None = None  # first layer that diverges (dynamo, aot_eager, inductor), once triangulated
+    key_frame: str | None = None  # the innermost torch frame that is not a wrapper (bucket keys of crashes)
 
     @property
     def title(self) -> str:
@@ -120,7 +122,7 @@ def signature(oracle: str, kind: str, key: str, torch_frame: str | None = None) 
 
 
 def finding(oracle: str, kind: str, message: str, key: str, *, severity: str = "high", call: int | None = None,
-            details: tuple[str, ...] = (), torch_frame: str | None = None) -> Finding:
+            details: tuple[str, ...] = (), torch_frame: str | None = None, key_frame: str | None = None) -> Finding:
     """Build a Finding whose signature is `(oracle, kind, normalised key, innermost torch frame)`."""
     return Finding(oracle, kind, message, signature(oracle, kind, key, torch_frame), severity, call, details,
-                   torch_frame)
+                   torch_frame, key_frame=key_frame or torch_frame)

@@ -203,9 +203,41 @@ def _iterator_position(it) -> str:
     return repr(it) if type(it).__name__ == "count" else repr(it.__reduce__()[1:])
 
 
-def take(root, user_prefix="<dynfuzz", user_module="dynfuzz_program", known_tensors=None):
-    """A snapshot of `root` (usually a dict of args, outputs and program globals)."""
-    return Snapshotter(user_prefix, user_module, known_tensors).take(root)
+# Note [An object the snapshot cannot read]
+# A snapshot that raises is dynfuzz's own gap (a harness error), unless torch put the object there: a compiled
+# run can leave in program state, or return, an object eager never makes (a FakeTensor or a functorch wrapper
+# let out of tracing) which the walk cannot read. So the compiled run's snapshot is taken again, tolerantly, when
+# it raises: each object whose walk raises becomes `("unreadable", type, error)` at its own path. `diff` then
+# compares it by type name with what eager has at the same path: another type is a `type` difference, which the
+# oracles judge like any other (a torch divergence); the same type is recorded in `Diffs.unreadable` as
+# unexplained, and the judge turns the case into the harness error it was.
+class TolerantSnapshotter(Snapshotter):
+    """A walk in which an object whose own walk raises is recorded as unreadable, not the end of the walk."""
+
+    def walk(self, v):
+        try:
+            return Snapshotter.walk(self, v)
+        except Exception as e:
+            return ("unreadable", type(v).__qualname__, "%s: %s" % (type(e).__name__, str(e)[:200]))
+
+
+def take(root, user_prefix="<dynfuzz", user_module="dynfuzz_program", known_tensors=None, tolerant=False):
+    """A snapshot of `root` (usually a dict of args, outputs and program globals); `tolerant`: see Note [An
+    object the snapshot cannot read]."""
+    walker = TolerantSnapshotter if tolerant else Snapshotter
+    return walker(user_prefix, user_module, known_tensors).take(root)
+
+
+def type_name(node):
+    """The type a snapshot node was taken of, as `type(x).__qualname__` (the kind for nodes without one)."""
+    if isinstance(node, TensorSnap):
+        return node.meta["type"]
+    if isinstance(node, tuple) and node and isinstance(node[0], str):
+        if node[0] in ("unreadable", "tuple", "list", "dict", "set", "deque", "obj", "tensor-without-data",
+                       "iterator", "class"):
+            return node[1] if len(node) > 1 else node[0]
+        return node[0]
+    return type(node).__qualname__
 
 
 def take_tracked(root, user_prefix="<dynfuzz", user_module="dynfuzz_program"):
@@ -247,6 +279,7 @@ class Diffs(list):
         super().__init__()
         self.kinds = {}
         self.tolerance = tolerance
+        self.unreadable = []  # (path, expected type, actual type): unreadable nodes of the same type on both sides
 
 
 def without_grads(diffs, limit=20):
@@ -268,6 +301,17 @@ def container_kind(node):
     return kind + qualifier
 
 
+def _entry_path(path, k, i):
+    """The path of a dict entry: `[key]` for a key the program could write, `.<values>[i]` (its position) for
+    a key the snapshot encoded (an object seen before, a tensor): an optimizer's state is keyed by parameters."""
+    if isinstance(k, tuple) and k[:1] == ("float",):
+        return "%s[%r]" % (path, k[1])
+    if isinstance(k, TensorSnap) or isinstance(k, tuple) and k[:1] in (("@",), ("tensor-other",),
+                                                                      ("tensor-without-data",)):
+        return "%s.<values>[%d]" % (path, i)
+    return "%s[%r]" % (path, k)
+
+
 def diff(expected, actual, path="", out=None, limit=20):
     """Differences between two snapshots, as `(path, aspect, expected, actual)` tuples (in a `Diffs`)."""
     out = Diffs() if out is None else out
@@ -284,6 +328,12 @@ def diff(expected, actual, path="", out=None, limit=20):
             out.append((path, "values", _short(e.data), _short(a.data)))
         diff(e.grad, a.grad, path + ".grad", out, limit)
         _diff_attrs(e.attrs, a.attrs, path, out, limit)
+        return out
+    if "unreadable" in (_kind(e), _kind(a)):  # Note [An object the snapshot cannot read]
+        if type_name(e) != type_name(a):
+            out.append((path, "type", type_name(e), type_name(a)))
+        elif isinstance(out, Diffs) and e != a:
+            out.unreadable.append((path, type_name(e), type_name(a)))
         return out
     if _kind(e) != _kind(a):
         out.append((path, "type", _describe(e), _describe(a)))
@@ -317,9 +367,9 @@ def diff(expected, actual, path="", out=None, limit=20):
         if keys_e != keys_a:
             out.append((path, "keys", keys_e, keys_a))
         vals_a = dict((repr(k), v) for k, v in a[2])
-        for k, v in e[2]:
+        for i, (k, v) in enumerate(e[2]):
             if repr(k) in vals_a:
-                diff(v, vals_a[repr(k)], "%s[%r]" % (path, k), out, limit)
+                diff(v, vals_a[repr(k)], _entry_path(path, k, i), out, limit)
         if e[3] != a[3]:
             out.append((path, "default_factory", e[3], a[3]))
         _diff_extra_attrs(e, a, 4, path, out, limit)

@@ -40,6 +40,53 @@ def judge_source():
     return run_source
 
 
+@pytest.fixture(scope="session")
+def trial(tmp_path_factory):
+    """`trial(mutants, family, cases, seed=0, disable=())`: a mutant trial campaign (dynfuzz.mutants.trials), run
+    once per test session and shared by every test that asks for the same one, whichever xdist worker runs it
+    (the first to ask runs it under a file lock in the session's shared temporary folder; the others read it).
+    A trial that failed is not kept: the next test to ask runs it again and fails on its own. A mutant this torch
+    release cannot take (its target is missing) skips the test, naming the missing target."""
+    import hashlib
+    import json
+
+    from dynfuzz.mutants.trials import MutantUnavailable, Trial, run_trial
+    from filelock import FileLock
+
+    base = tmp_path_factory.getbasetemp()
+    root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "mutant-trials"
+    root.mkdir(parents=True, exist_ok=True)
+    seen: dict[str, Trial] = {}
+    unavailable: dict[str, str] = {}
+
+    def get(mutants, family: str, cases: int, seed: int = 0, disable=()) -> Trial:
+        mutants = tuple(sorted([mutants] if isinstance(mutants, str) else mutants))
+        names = ",".join([disable] if isinstance(disable, str) else disable).split(",")
+        disable = ",".join(sorted(n for n in names if n))
+        key = json.dumps([mutants, family, cases, seed, disable])
+        if key in seen:
+            return seen[key]
+        if key in unavailable:
+            pytest.skip(unavailable[key])
+        folder = root / f"{family}-{seed}-{cases}-{hashlib.sha256(key.encode()).hexdigest()[:10]}"
+        with FileLock(f"{folder}.lock"):
+            record = folder / "trial.json"
+            if record.exists():
+                seen[key] = Trial(folder, mutants, json.loads((folder / "summary.json").read_text()),
+                                  json.loads(record.read_text())["seconds"])
+                return seen[key]
+            shutil.rmtree(folder, ignore_errors=True)
+            try:
+                seen[key] = run_trial(folder, mutants, family, cases, seed=seed, disable=disable)
+            except MutantUnavailable as e:  # a target this torch release lacks: the trial proves nothing here
+                unavailable[key] = str(e)
+                pytest.skip(str(e))
+            record.write_text(json.dumps({"key": key, "seconds": seen[key].seconds}))
+            return seen[key]
+
+    return get
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         for mark in item.iter_markers("requires"):

@@ -23,15 +23,11 @@ from dynfuzz.mutants import ENV, load
 from dynfuzz.run.execute import observe
 from dynfuzz.sample import intended
 
-from tests.test_mutants_cells import mutant_finding
-from tests.test_stdlib import stdlib_campaign
+from tests.test_stdlib import FAMILY_MUTANTS, family_trial, off_trial
 
 TAGS = ("autograd-backward", "compiled-autograd", "trace-autograd-ops", "optimizer-step", "optimizer-lr-change")
-# mutant -> (construct tag it needs, seed-0 stdlib cases that find it, with margin)
-CAMPAIGNS = {
-    "compiled-autograd-double-accumulate": ("compiled-autograd", 60),
-    "optimizer-grad-source-swapped": ("optimizer-step", 40),
-}
+# mutant -> (construct tag it needs, seed-0 stdlib cases that find it, with margin): the stdlib family's list
+CAMPAIGNS = {m: FAMILY_MUTANTS[m] for m in ("compiled-autograd-double-accumulate", "optimizer-grad-source-swapped")}
 NAMES = {
     "autograd-backward": {".backward", "torch.autograd.grad"},
     "compiled-autograd": {".backward", "torch.autograd.grad"},
@@ -97,13 +93,11 @@ def test_each_mutant_names_its_construct():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mutant", sorted(CAMPAIGNS))
-def test_a_short_campaign_finds_the_mutant(tmp_path, mutant):
-    construct, cases = CAMPAIGNS[mutant]
-    assert mutant_finding(stdlib_campaign(tmp_path / "on", mutant=mutant, cases=cases), mutant, construct) is not None
+def test_a_short_campaign_finds_the_mutant(trial, mutant):
+    assert family_trial(trial, mutant).finds(mutant, CAMPAIGNS[mutant][0])
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mutant", sorted(CAMPAIGNS))
-def test_without_its_construct_the_mutant_survives(tmp_path, mutant):
-    construct, cases = CAMPAIGNS[mutant]
-    assert mutant_finding(stdlib_campaign(tmp_path / "off", construct, mutant, cases), mutant, None) is None
+def test_without_its_construct_the_mutant_survives(trial, mutant):
+    assert not off_trial(trial, mutant).finds(mutant)

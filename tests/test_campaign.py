@@ -44,16 +44,26 @@ def test_duplicates_are_counted_once_saved_and_summary_is_consistent(tmp_path):
 
 
 def test_known_buckets_are_counted_but_not_saved(tmp_path):
-    """Known issues match by bucket key; a signature alone (shared by unrelated bugs) hides nothing."""
-    first = run(tmp_path, "crash", 2, workers=0)
+    """Known issues match by bucket key; a signature alone (shared by unrelated bugs) hides nothing, and neither
+    does a key that names no construct (`tensor ops`)."""
+    def campaign(out, known=None):
+        config = CampaignConfig(budget=120, out=out, spec=CompileSpec(compiler="drop-set-arg-mutation"),
+                                families=("effects",), max_cases=12, progress=False, workers=0,
+                                known=known or KnownIssues())
+        return Campaign(config).run()
+
+    first = campaign(tmp_path / "first")
+    assert first["unique"] >= 1
     sig, keys = first["unique_findings"][0]["signature"], [b["key"] for b in first["buckets"]]
-    by_signature = KnownIssues({sig: {"signature": sig}}, [{"signature": sig, "key": "outputs/wrong-value: other"}])
-    assert run(tmp_path / "sig", "crash", 2, workers=0, known=by_signature)["unique"] == first["unique"]
-    known = KnownIssues({sig: {"signature": sig}}, [{"signature": sig, "key": key,
-                                                      "upstream": "https://example.invalid/1"} for key in keys])
-    second = run(tmp_path / "again", "crash", 2, workers=0, known=known)
-    assert second["known"] == 2 and second["unique"] == 0
-    assert not list((tmp_path / "again" / "out" / "findings").glob("*/examples/*.py"))
+    assert not any("tensor ops" in k for k in keys)
+    by_signature = KnownIssues({sig: {"signature": sig}}, [{"signature": sig, "key": "miscompile: other"}])
+    assert campaign(tmp_path / "sig", by_signature)["unique"] == first["unique"]
+    vague = KnownIssues(issues=[{"key": "effects/lost-effect: tensor ops", "upstream": ""}])
+    assert campaign(tmp_path / "vague", vague)["unique"] == first["unique"]
+    known = KnownIssues(issues=[{"key": key, "upstream": "https://example.invalid/1"} for key in keys])
+    second = campaign(tmp_path / "again", known)
+    assert second["known"] == first["findings"] and second["unique"] == 0
+    assert not list((tmp_path / "again" / "findings").glob("*/examples/*.py"))
 
 
 def test_one_symptom_of_two_causes_is_filed_twice_and_a_known_cause_hides_neither(tmp_path):
@@ -77,81 +87,6 @@ def test_one_symptom_of_two_causes_is_filed_twice_and_a_known_cause_hides_neithe
     assert len(list((tmp_path / "findings").glob("*/examples/*.py"))) == 1
 
 
-class FakeQueue:
-    """The minimization queue's interface, answering each job with what the test says its triage found."""
-
-    def __init__(self, answers):
-        self.answers, self.jobs, self.ready = answers, [], []
-
-    def __len__(self):
-        return len(self.jobs)
-
-    def submit(self, ident, case, finding, meta=None):
-        self.jobs.append(ident)
-        if ident in self.answers:
-            self.ready.append((ident, "done", self.answers[ident](case, finding)))
-
-    def poll(self, wait=0.0):
-        out, self.ready = self.ready, []
-        self.jobs = [j for j in self.jobs if j not in {i for i, _, _ in out}]
-        return out
-
-    def drain(self, deadline):
-        out, left = self.poll(), list(self.jobs)
-        self.jobs = []
-        return out, left
-
-
-def _triaged(construct):
-    import dataclasses
-
-    from dynfuzz.triage.explain import cheap_explanation
-    from dynfuzz.triage.queue import Triaged
-
-    def answer(case, f):
-        explanation = dataclasses.replace(cheap_explanation(case, f), construct=construct, ablated=True)
-        return Triaged(case, f, explanation, "print('minimized repro')\n", "reproduces", 0.1)
-    return answer
-
-
-@pytest.mark.parametrize("second_cause", ["new", "known", "unanswered"])
-def test_a_second_program_kind_of_a_filed_signature_is_triaged_before_it_is_filed(tmp_path, second_cause):
-    """With the queue on, a finding whose signature is filed under another cheap key waits for its own triage:
-    a new cause gets its own bucket (minimized), a known one counts as known, and one the queue never answers
-    counts with the first finding, so short campaigns do not file a bucket per program kind of one bug."""
-    from dynfuzz.generators.case import draw_case
-    from dynfuzz.oracles.model import finding
-    from dynfuzz.run.ledger import Ledger
-    from dynfuzz.triage.explain import cheap_explanation
-    from dynfuzz.triage.filing import PROBE
-
-    f = finding("outputs", "miscompile", "out[0] values differ", "out[0] values differ")
-    first, second = draw_case(0), draw_case(1)
-    probe = PROBE + cheap_explanation(second, f).key
-    answers = {"new": {probe: _triaged("a second cause")}, "unanswered": {}}.get(second_cause, {})
-    known = KnownIssues({}, [])
-    if second_cause == "known":
-        answers = {probe: _triaged("a known cause")}
-        known_key = _triaged("a known cause")(second, f).explanation.key
-        known = KnownIssues({}, [{"signature": f.signature, "key": known_key, "upstream": "https://example.invalid/1"}])
-    ledger = Ledger(CampaignConfig(budget=1, out=tmp_path, spec=CompileSpec(), known=known, progress=False))
-    ledger.filer.queue = FakeQueue(answers)
-    ledger.record(first, f)
-    ledger.record(second, f)
-    ledger.record(second, f)
-    assert len(ledger.unique) == 1 and ledger.filer.queue.jobs[-1] == probe  # waiting: not filed, not counted
-    ledger.triage_drain()
-    buckets = {b.key: b for b in ledger.filer.buckets.values()}
-    if second_cause == "new":
-        assert len(ledger.unique) == 2 and sorted(u.count for u in ledger.unique.values()) == [1, 2]
-        new = next(b for b in buckets.values() if "a second cause" in b.key)
-        assert new.status == "ok" and (new.folder / "repro.py").read_text() == "print('minimized repro')\n"
-    elif second_cause == "known":
-        assert len(ledger.unique) == 1 and sum(ledger.known_hits.values()) == 2
-    else:
-        assert [u.count for u in ledger.unique.values()] == [3] and len(buckets) == 1
-
-
 def test_findings_are_replayed_first_from_the_example_database(tmp_path):
     db = tmp_path / "db"
     first = run(tmp_path / "a", "perturb-output", 4, workers=0, database=db)
@@ -160,6 +95,18 @@ def test_findings_are_replayed_first_from_the_example_database(tmp_path):
     second = run(tmp_path / "b", "perturb-output", failing_cases, workers=0, database=db, seed=12345)
     assert second["replayed_from_database"] == failing_cases
     assert {u["signature"] for u in second["unique_findings"]} == {u["signature"] for u in first["unique_findings"]}
+
+
+def test_a_database_replay_takes_no_index_of_the_seed_stream(tmp_path):
+    """Replays come first and count among `--cases`, but every index of the stream they leave is drawn: the
+    run draws indices 0 and 1 (before, each replay consumed an index whose seed was never drawn)."""
+    db = tmp_path / "db"
+    first = run(tmp_path / "a", "perturb-output", 3, workers=0, database=db)
+    replays = len({u["seed"] for u in first["unique_findings"]})
+    assert replays >= 1
+    second = run(tmp_path / "b", "perturb-output", replays + 2, workers=0, database=db, seed=12345)
+    assert second["replayed_from_database"] == replays and second["cases"] == replays + 2
+    assert second["resume"]["next_index"] == 2
 
 
 def test_identity_compiler_reports_nothing_across_all_families(tmp_path):
@@ -179,3 +126,40 @@ def test_campaign_writes_a_progress_chart(tmp_path):
     for curve in curves.values():
         path = next(el for el in curve.iter() if el.tag.endswith("path"))
         assert path.get("d").count("L") >= 1  # a line through at least two samples
+
+
+def test_in_a_log_the_bucket_table_is_one_plain_line_per_bucket(capsys):
+    """Not a terminal (CI, a redirect): rich would fold each row into an 80-column block; plain lines instead."""
+    from dynfuzz.run.progress import Reporter
+
+    key = "outputs/wrong-value: a construct whose name is long enough to be folded at eighty columns @dynamo"
+    repro = "/very/long/campaign/output/folder/findings/wrong-value-a-construct-whose-name-is-0123456789ab/repro.py"
+    summary = {"torch": "2.13.0", "backend": "eager", "device": "cpu", "cases": 7, "bugs": 1,
+               "buckets": [{"id": "0123456789ab", "key": key, "count": 3, "status": "ok", "repro": repro}]}
+    Reporter(False, 10).final(summary)
+    lines = capsys.readouterr().err.splitlines()
+    assert any(key in line and repro in line and "0123456789ab" in line for line in lines), lines
+    assert "  cases: 7" in lines and not any("│" in line or "┃" in line for line in lines)
+
+
+def test_the_compile_cache_is_gone_after_the_run_triage_included(tmp_path, monkeypatch):
+    """campaign_compile_cache points torch's caches at OUT/.torch-cache, inherited by the workers and the triage
+    processes: removed only once the triage drain has stopped them (before, they recreated it)."""
+    import os
+
+    for var in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR"):
+        monkeypatch.delenv(var, raising=False)
+    during_drain = []
+    drain = Campaign.triage_drain
+
+    def watched(self, grace=60.0):
+        cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+        during_drain.append(cache is not None and Path(cache).parent.is_dir())
+        return drain(self, grace)
+
+    monkeypatch.setattr(Campaign, "triage_drain", watched)
+    config = CampaignConfig(budget=60, out=tmp_path / "out", spec=CompileSpec(compiler="perturb-output"),
+                            families=("basic",), max_cases=2, progress=False, workers=0, minimize_budget=20)
+    summary = Campaign(config).run()
+    assert summary["buckets"] and during_drain == [True]
+    assert not (tmp_path / "out" / ".torch-cache").exists() and "TORCHINDUCTOR_CACHE_DIR" not in os.environ

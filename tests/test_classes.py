@@ -10,13 +10,10 @@ from collections import Counter
 from functools import lru_cache
 
 import pytest
-import test_mutants_cells
 from dynfuzz.generators import case_seed, draw_case
 from dynfuzz.mutants import load
 from dynfuzz.run.execute import observe
 from dynfuzz.sample import intended
-from dynfuzz.triage.repro import read_program
-from test_mutants_cells import _fails
 
 N = 200
 
@@ -128,23 +125,14 @@ def test_the_mutant_names_its_construct(mutant):
     assert load()[mutant].layer == "dynamo"
 
 
-def _campaign(out, mutant: str, disable: str = ""):
-    test_mutants_cells.ALWAYS_OFF.setdefault("classes", "")
-    return test_mutants_cells.campaign(out, mutant, MUTANTS[mutant][1], "classes", disable)
-
-
-def _mutant_findings(repros, mutant: str) -> list:
-    """Value findings whose repro fails under the mutant and passes on unmodified torch."""
-    return [p for p in repros if read_program(p).meta.get("oracle") in ("outputs", "effects")
-            and _fails(p, mutant) and not _fails(p, None)]
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("mutant", sorted(MUTANTS))
-def test_a_short_campaign_finds_the_mutant_and_not_without_the_construct(tmp_path, mutant):
-    construct = MUTANTS[mutant][0]
-    assert test_mutants_cells.mutant_finding(_campaign(tmp_path / "on", mutant), mutant, construct) is not None
-    assert not _mutant_findings(_campaign(tmp_path / "off", mutant, construct), mutant)
+def test_a_short_campaign_finds_the_mutant_and_not_without_the_construct(trial, mutant):
+    """Both mutants share the trial with every construct on (as long as the longer needs); each is then
+    checked against a trial of its own with its construct off."""
+    construct, cases = MUTANTS[mutant]
+    assert trial(sorted(MUTANTS), "classes", max(c for _, c in MUTANTS.values())).finds(mutant, construct)
+    assert not trial(mutant, "classes", cases, disable=construct).finds(mutant)
 
 
 def test_a_functional_loss_over_a_tensor_without_columns_is_not_drawn():

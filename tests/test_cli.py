@@ -38,17 +38,21 @@ def test_short_campaign_writes_a_valid_summary(tmp_path):
 
 
 def test_broken_compiler_campaign_saves_findings_that_check_reproduces(tmp_path):
+    # No triage: which findings meet in a bucket would depend on when triage returns (tests/test_filing.py covers
+    # the merges deterministically, with a fake triage); filed under cheap keys, the outcome is the same each run.
     r = dynfuzz("fuzz", "--budget", "60s", "--cases", "6", "--compiler", "perturb-output", "--workers", "0",
-                "--family", "basic", "--out", str(tmp_path), "--no-progress")
+                "--family", "basic", "--out", str(tmp_path), "--no-progress", "--no-minimize")
     assert r.returncode == 0, r.stderr
     summary = json.loads((tmp_path / "summary.json").read_text())
     saved = sorted((tmp_path / "findings").glob("*/examples/*.py"))
-    assert summary["unique"] == len(saved) >= 1
+    files = [u["file"] for u in summary["unique_findings"]]
+    assert summary["unique"] == len(files) >= 1 and len(set(files)) == len(files)
+    assert sorted(Path(f) for f in files if f) == saved, "every identity's own program, none overwritten"
     assert summary["by_oracle"].get("outputs", 0) >= 1
     target = saved[0]
     again = dynfuzz("check", str(target), "--compiler", "perturb-output")
     assert again.returncode == 1
-    assert target.stem in again.stdout
+    assert target.stem.split("-")[0] in again.stdout
     clean = dynfuzz("check", str(target), "--compiler", "torch")
     assert clean.returncode == 0, clean.stdout
 

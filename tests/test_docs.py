@@ -20,7 +20,8 @@ PY_PATH = re.compile(r"`([\w./-]+/[\w.-]+\.py)\b")  # `triage/explain.py`: from 
 def _tracked() -> list[Path]:
     out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
                          capture_output=True, text=True, check=True).stdout.split()
-    return [ROOT / p for p in out if p.endswith((".py", ".md", ".toml", ".ini", ".yml")) and (ROOT / p).exists()]
+    return [ROOT / p for p in dict.fromkeys(out)
+            if p.endswith((".py", ".md", ".toml", ".ini", ".yml")) and (ROOT / p).exists()]
 
 
 def _exists(text: str, base: Path) -> bool:

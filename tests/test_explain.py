@@ -51,7 +51,8 @@ def test_ablation_names_the_construct_the_divergence_needs():
     case, f, spec = _finding(TWO_EFFECTS, "drop-set-arg-mutation")
     assert cheap_explanation(case, f).construct == "deque-maxlen global .appendleft", "most specific first"
     e = explain(case, f, spec)
-    assert e.key == "effects/lost-effect: set argument .add"
+    assert e.key == "miscompile: set .add", "an explained key names the fault: tier and family, not the receiver"
+    assert cheap_explanation(case, f).key == "effects/lost-effect: deque-maxlen global .appendleft"
     assert e.responsible == ("set argument .add",) and e.ablated and 0 < e.judge_calls <= 12
 
 
@@ -65,7 +66,7 @@ def test_recall_divergence_names_the_call_plan_perturbation():
     case, f, spec = _finding(METHOD_SWAP, "stale-class-attr")
     e = explain(case, f, spec)
     assert f.call == 1
-    assert e.key == "outputs/wrong-value: object new .m after plain class method ="
+    assert e.key == "miscompile: object method call after plain class method ="
     assert "plain class method =" in e.responsible
 
 
@@ -82,7 +83,7 @@ def test_queue_minimizes_in_a_worker_and_drain_respects_its_deadline():
     results, left = queue.drain(time.monotonic() + 240)
     ((ident, status, triaged),) = results
     assert (ident, status, left) == ("one", "done", [])
-    assert triaged.explanation.key == "effects/lost-effect: set argument .add"
+    assert triaged.explanation.key == "miscompile: set .add"
     assert triaged.verdict == "reproduces" and "set" in triaged.repro
 
 
@@ -145,23 +146,43 @@ def inputs(device, call=0):
     case, f, spec = _finding(armed, "drop-set-arg-mutation")
     assert f.call == 1
     e = explain(case, f, spec)
-    assert e.key == "effects/lost-effect: set argument .add", "compiled on the changed state it diverges too"
+    assert e.key == "miscompile: set .add", "compiled on the changed state it diverges too"
     swap_key = explain(*_finding(METHOD_SWAP, "stale-class-attr")).key
     assert swap_key.endswith(" after plain class method ="), "a missing guard keeps its perturbation"
 
 
-def test_triage_pool_spreads_jobs_over_its_lanes_and_reports_leftovers_from_all():
+def test_triage_pool_runs_as_many_jobs_as_it_has_lanes_and_reports_leftovers_from_all(monkeypatch):
     from dynfuzz.run.compiler_base import CompileSpec
-    from dynfuzz.triage.queue import TriagePool, triage_lanes
+    from dynfuzz.triage.queue import TriagePool, TriageQueue, triage_lanes
 
     assert [triage_lanes(n) for n in (0, 1, 2, 3, 8, 16)] == [1, 1, 1, 1, 2, 5]
+    monkeypatch.setattr(TriageQueue, "start",  # record what each lane was given without starting processes
+                        lambda lane, ident, *rest: setattr(lane, "current", (ident, 0.0)))
     pool = TriagePool(CompileSpec(), budget=1.0, lanes=3)
-    started = []
-    for lane in pool.lanes:  # record what each lane was given without starting worker processes
-        lane._feed = lambda lane=lane: started.append(lane)
     case = Case(source="def f(x):\n    return x\n")
     for i in range(5):
         pool.submit(f"k{i}", case, None)
-    assert sorted(len(lane) for lane in pool.lanes) == [1, 2, 2]
+    assert [lane.current[0] for lane in pool.lanes] == ["k0", "k1", "k2"] and pool.waiting_count() == 2
+    pool.resize(4)
+    assert len(pool.lanes) == 4 and pool.waiting_count() == 1
     results, left = pool.drain(0.0)
     assert results == [] and sorted(left) == [f"k{i}" for i in range(5)]
+
+
+def test_dynfuzz_explain_prints_the_key_a_campaign_would_file(tmp_path, capsys):
+    import json as _json
+
+    from dynfuzz.cli import main
+
+    program = tmp_path / "set_arg.py"
+    program.write_text("DYNFUZZ = {'compiler': 'drop-set-arg-mutation', 'backend': 'eager', 'device': 'cpu'}\n"
+                       + TWO_EFFECTS)
+    assert main(["explain", str(program), "--json", "--no-localize"]) == 0
+    result = _json.loads(capsys.readouterr().out)
+    assert result["key"] == "miscompile: set .add" and result["tier"] == "miscompile" and result["stable"] is True
+    assert set(result) >= {"key", "cause", "tier", "suspects", "stable"}
+    agreeing = tmp_path / "agrees.py"
+    agreeing.write_text("import torch\ndef f(x):\n    return x + 1\ndef inputs(device, call=0):\n"
+                        "    return (torch.ones(2, device=device),)\n")
+    assert main(["explain", str(agreeing), "--no-localize"]) == 1
+    assert main(["explain", str(tmp_path / "absent.py")]) == 2

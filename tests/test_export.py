@@ -24,8 +24,6 @@ from dynfuzz.run.compilers import CompileSpec, make_compiler
 from dynfuzz.run.judge import judge
 from dynfuzz.triage.repro import metadata_for, render_repro
 
-from tests.test_mutants_cells import campaign, mutant_finding
-
 MUTANT = "export-outputs-mismatched"
 TWO_OUTPUTS = '''\
 import torch
@@ -82,6 +80,42 @@ def test_a_graph_break_is_exports_refusal_not_a_finding(mode):
     assert result.skipped and result.skipped.startswith(f"refused by export ({mode})")
 
 
+REFUSED = {  # what export documents it cannot take: a deliberate skip, with its reason
+    "a non-pytree input or output": ("class Box:\n    def __init__(self, t):\n        self.t = t\n\n\n",
+                                     "def f(b):\n    return torch.sin(b.t) * 2, torch.cos(b.t)\n",
+                                     "(Box(torch.linspace(-1.0, 1.0, 3, device=device)),)"),
+    "Data-dependent branching": ("", "def f(x):\n    if x.sum() > 0:\n        return x * 2, x\n    return x, x\n",
+                                 "(torch.linspace(-1.0, 1.0, 3, device=device),)"),
+    "an nn.Parameter constructed in the frame": ("", "def f(x):\n    p = torch.nn.Parameter(x * 2)\n"
+                                                     "    return p * x, x\n",
+                                                 "(torch.linspace(-1.0, 1.0, 3, device=device),)"),
+}
+
+
+def _program(head: str, body: str, args: str, mode: str) -> str:
+    return (f"import torch\n\n\n{head}{body}\n\ndef inputs(device, call=0):\n    return {args}\n\n\n"
+            f"CALLS = 1\nCOMPILE_OPTIONS = {{'export': {mode!r}}}\n")
+
+
+@pytest.mark.parametrize("what", sorted(REFUSED))
+def test_what_export_documents_it_refuses_is_a_skip_not_a_finding(what):
+    result = _judge(_program(*REFUSED[what], "strict"))
+    assert result.findings == [] and result.eager_ok
+    assert result.skipped and result.skipped.startswith("refused by export (strict): ")
+    assert what.lower() in result.skipped.lower(), result.skipped
+
+
+@pytest.mark.parametrize("mode", ["strict", "dynamo"])
+def test_another_refusal_by_export_is_a_finding(mode):
+    """`Tensor.resize_()` is no refusal export documents: its Unsupported is an `exceptions/unsupported` finding
+    (a refusal, listed apart from bugs), never a skip."""
+    result = _judge(_program("", "def f(x):\n    y = x.clone()\n    y.resize_(6)\n    return y, x\n",
+                             "(torch.linspace(-1.0, 1.0, 3, device=device),)", mode))
+    assert result.skipped is None
+    assert [(f.oracle, f.kind) for f in result.findings] == [("exceptions", "unsupported")]
+    assert f"export ({mode}) refused" in result.findings[0].message
+
+
 def test_export_judges_outputs_only():
     """A global written in the frame is lost by export (its side effects are not replayed), by design; the
     fake tensor Dynamo leaves in a user `__setattr__`'s object is not snapshotted (no harness error)."""
@@ -116,10 +150,11 @@ class Square(torch.autograd.Function):
 
 
 def f(x):
-    x = x.requires_grad_()
     return Square.apply(torch.tanh(x)), x + 1
-''').replace("    return torch.sin(x) * 2, torch.cos(x)\n", "")
-    assert _judge(source).findings == []
+''').replace("    return torch.sin(x) * 2, torch.cos(x)\n", "").replace(
+        "torch.linspace(-1.0, 1.0, 3, device=device)", "torch.linspace(-1.0, 1.0, 3, device=device).requires_grad_()")
+    result = _judge(source)
+    assert result.findings == [] and result.skipped is None  # judged, not refused (requires_grad_() in the frame was)
 
 
 @pytest.mark.parametrize("mode", EXPORT_MODES)
@@ -136,26 +171,27 @@ def test_the_repro_exports_as_the_campaign_did(tmp_path, mode):
     assert done.returncode == 0, done.stderr[-2000:]
 
 
-@pytest.mark.slow
-def test_a_short_campaign_of_the_family_finds_the_mutant(tmp_path):
-    assert mutant_finding(campaign(tmp_path / "on", MUTANT, 30, "export"), MUTANT, "export") is not None
-
-
-@pytest.mark.slow
-def test_without_export_the_mutant_survives(tmp_path):
-    assert mutant_finding(campaign(tmp_path / "off", MUTANT, 30, "export", disable="export"), MUTANT, None) is None
-
-
 AOT_MUTANT = "aot-guard-args-reversed"  # a guard failure on the compiled-for arguments: an exceptions finding
+# Both export mutants share one trial of the family with export on (60 cases: the aot mutant's first finding
+# needs more than the 30 the other's does) and one with it off.
+EXPORT_MUTANTS, CASES = (MUTANT, AOT_MUTANT), 60
 
 
 @pytest.mark.slow
-def test_a_short_campaign_of_the_family_finds_the_aot_mutant(tmp_path):
-    repros = campaign(tmp_path / "on", AOT_MUTANT, 60, "export")
-    assert mutant_finding(repros, AOT_MUTANT, "export-aot", oracles=("exceptions",)) is not None
+def test_a_short_campaign_of_the_family_finds_the_mutant(trial):
+    assert trial(EXPORT_MUTANTS, "export", CASES).finds(MUTANT, "export")
 
 
 @pytest.mark.slow
-def test_without_export_the_aot_mutant_survives(tmp_path):
-    repros = campaign(tmp_path / "off", AOT_MUTANT, 60, "export", disable="export")
-    assert mutant_finding(repros, AOT_MUTANT, None, oracles=("exceptions",)) is None
+def test_without_export_the_mutant_survives(trial):
+    assert not trial(EXPORT_MUTANTS, "export", CASES, disable="export").finds(MUTANT)
+
+
+@pytest.mark.slow
+def test_a_short_campaign_of_the_family_finds_the_aot_mutant(trial):
+    assert trial(EXPORT_MUTANTS, "export", CASES).finds(AOT_MUTANT, "export-aot", oracles=("exceptions",))
+
+
+@pytest.mark.slow
+def test_without_export_the_aot_mutant_survives(trial):
+    assert not trial(EXPORT_MUTANTS, "export", CASES, disable="export").finds(AOT_MUTANT, oracles=("exceptions",))

@@ -195,24 +195,17 @@ def test_identity_compiler_reports_nothing_on_generated_programs(fullgraph):
 
 
 def test_campaign_summary_counts_skipped_cases_by_reason(tmp_path):
+    from dynfuzz.run.campaign import CampaignConfig
     from dynfuzz.run.judge import CaseResult
     from dynfuzz.run.ledger import Ledger
 
-    class Config:
-        out = tmp_path
-        spec = CompileSpec()
-        known = None
-        workers = 1
-
-    try:
-        ledger = Ledger(Config())
-    except Exception as e:  # the ledger's constructor needs more of CampaignConfig than this test fakes
-        pytest.skip(f"Ledger needs a full CampaignConfig: {e}")
+    ledger = Ledger(CampaignConfig(budget=60, out=tmp_path))  # a constructor that fails is a failure, never a skip
     case = draw_case(0)
     result = CaseResult([], case.tags, True)
     result.skipped = "print() under fullgraph"
     ledger._finish(case, "done", result)
     assert ledger.skipped == {"print() under fullgraph": 1}
+    assert ledger.summary()["skipped"] == {"print() under fullgraph": 1}
 
 
 def test_a_dynamo_setting_this_torch_lacks_skips_the_case(judge_source):
@@ -244,3 +237,37 @@ def test_a_forced_graph_break_inside_a_cond_branch_is_by_design():
                   "This higher order operator doesn't work unless it is captured completely with torch.compile. "
                   "Got graph break/error:\n\nForced graph break on leaf function\n  Higher Order Operator: torch.cond")
     assert deliberate_refusal(err, fullgraph=False) == "side effect or graph break inside a torch.cond branch"
+
+
+@pytest.mark.parametrize("err, reason", [
+    (ExcInfo("UserError", "torch._dynamo.exc", "It looks like one of the outputs with type `<class 'function'>` is "
+             "not supported or pytree-flattenable. "), "a non-pytree input or output"),
+    (ExcInfo("UserError", "torch._dynamo.exc", "Cannot export model which references tensors that are neither "
+             "buffers/parameters/constants nor are direct inputs."),
+     "a tensor that is neither an input nor a parameter, buffer or constant"),
+    (ExcInfo("UserError", "torch._dynamo.exc", "Consider annotating your code using torch._check*(). Could not "
+             "guard on data-dependent expression u0 > 2 (unhinted: u0 > 2).  (Size-like symbols: u0)"),
+     "data-dependent control flow"),
+    (ExcInfo("Unsupported", "torch._dynamo.exc", "rewrite_signature: cannot trace optional function input",
+             gb_type="rewrite_signature: cannot trace optional function input"),
+     "an optional parameter"),
+    (ExcInfo("Unsupported", "torch._dynamo.exc", "Attempted to use `torch.nn.Parameter()` with export",
+             gb_type="Attempted to use `torch.nn.Parameter()` with export"),
+     "an nn.Parameter constructed in the frame"),
+    (ExcInfo("Unsupported", "torch._dynamo.exc", "HOP: Unsafe side effect", gb_type="HOP: Unsafe side effect"),
+     "a side effect inside a torch.cond branch"),
+    (ExcInfo("Unsupported", "torch._dynamo.exc", "Call to `torch._dynamo.graph_break()`",
+             gb_type="Call to `torch._dynamo.graph_break()`"), "graph_break() under fullgraph"),
+])
+def test_each_refusal_export_documents_is_deliberate(err, reason):
+    assert deliberate_refusal(err, False, "strict") == f"refused by export (strict): {reason}"
+
+
+@pytest.mark.parametrize("err", [
+    ExcInfo("Unsupported", "torch._dynamo.exc", "Unsupported method call", gb_type="Unsupported method call"),
+    ExcInfo("Unsupported", "torch._dynamo.exc", "Unsupported Tensor.resize_() call",
+            gb_type="Unsupported Tensor.resize_() call"),
+    ExcInfo("UserError", "torch._dynamo.exc", "some other user error"),
+])
+def test_a_refusal_export_does_not_document_is_not_deliberate(err):
+    assert deliberate_refusal(err, False, "dynamo") is None

@@ -34,7 +34,7 @@ def test_gate_reports_a_new_bucket_with_its_repro(tmp_path, capfd):
                "--summary", str(summary)])
     assert rc == 1
     out = capfd.readouterr().out
-    assert "NEW " in out and "gate: FAIL" in out and "outputs/wrong-value: " in out
+    assert "NEW " in out and "gate: FAIL" in out and ("outputs/wrong-value: " in out or "miscompile: " in out)
     assert "---- repro " in out and "torch.compile" in out, "the first new bucket's repro is printed inline"
     buckets = [p for p in (tmp_path / "out" / "campaign" / "findings").iterdir() if p.is_dir()]
     assert buckets and all((b / "repro.py").is_file() and (b / "report.md").is_file() for b in buckets)
@@ -66,6 +66,29 @@ def test_gate_internal_error_is_exit_3_and_never_a_divergence(tmp_path, capsys, 
     assert "internal error" in summary.read_text()
 
 
+def test_the_gate_campaign_matches_known_issues_by_the_file_alone(tmp_path, monkeypatch):
+    """A campaign matches known issues by bucket key; the corpus's open and known signatures once added to the
+    gate's known issues were read by nothing, so the campaign gets the known-issues file as it is."""
+    from dynfuzz import gate
+    from dynfuzz.run.campaign import Campaign
+    from dynfuzz.triage.corpus_replay import Outcome
+    from dynfuzz.triage.known import KnownIssues
+
+    seen = {}
+
+    def capture(self):
+        seen["known"] = self.config.known
+        return {"cases": 0, "buckets": []}
+
+    monkeypatch.setattr(Campaign, "run", capture)
+    monkeypatch.setattr(gate, "replay", lambda files, workers, known: [
+        Outcome(ENTRY, "open", "open", "still failing", "outputs-miscompile-deadbeef")])
+    assert main(["gate", "--cases", "1", "--compiler", "identity", "--workers", "0", "--corpus", ENTRY,
+                 "--out", str(tmp_path / "out")]) == 0
+    file = KnownIssues.load(None)
+    assert seen["known"].entries == file.entries and seen["known"].issues == file.issues
+
+
 def test_gate_exit_code_new_bucket_wins_over_internal_error():
     from dynfuzz.gate import GateResult
 
@@ -89,3 +112,17 @@ def test_gate_usage_errors(tmp_path):
     assert main(["gate", "--budget", "soon", "--out", out]) == 2
     assert main(["gate", "--corpus", str(tmp_path / "missing"), "--out", out]) == 2
     assert main(["gate", "--backend", "nope", "--out", out]) == 2
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_new_refusal_fails_the_gate_only_with_strict(tmp_path, capsys, monkeypatch, strict):
+    """A clean graph break under fullgraph is a feature gap: listed, but the gate fails on it only when asked."""
+    from dynfuzz.run.campaign import Campaign
+
+    refusal = {"id": "0" * 12, "key": "refusal: heapq.heapify on list under fullgraph=True raising Unsupported",
+               "class": "refused", "tier": "refusal", "status": "ok", "count": 1, "folder": str(tmp_path),
+               "repro": None, "cause": "refused"}
+    monkeypatch.setattr(Campaign, "run", lambda self: {"cases": 2, "buckets": [refusal], "harness_errors": {}})
+    args = ["gate", "--cases", "2", "--compiler", "identity", "--workers", "0", "--corpus", ENTRY,
+            "--out", str(tmp_path / "out")]
+    assert main([*args, *(["--strict"] if strict else [])]) == (1 if strict else 0)

@@ -81,7 +81,7 @@ def test_torch_compile_is_sound_and_precise_across_a_graph_break():
         case = Case(source)
         spec = CompileSpec()
         results = guard_check(case, make_compiler(spec), trace_case(case))
-        assert results and not any(r.note for r in results)
+        assert results and not any(r.error for r in results)
         violating = [r for r in results if r.violates]
         assert violating and all(not r.diffs for r in violating)
         assert all(r.recompiled for r in violating)
@@ -91,3 +91,29 @@ def test_torch_compile_is_sound_and_precise_across_a_graph_break():
     gb = guard_check(Case(WITH_BREAK), make_compiler(CompileSpec()), trace_case(Case(WITH_BREAK)))
     glob = next(r for r in gb if r.kind == "const-global")
     assert any("OFFSET" in f for f in glob.failures)  # Dynamo's own guard text is kept
+
+
+def test_a_perturbation_that_raises_is_a_counted_harness_error_never_dropped(tmp_path, monkeypatch):
+    """Note [A perturbation that raises]: calls keep what torch raises as their result, so what escapes a
+    perturbation is dynfuzz's own failure: an `oracle-error` the campaign counts among its harness errors (it
+    used to become a note nothing counted), and never a finding."""
+    from dynfuzz.run import guard_probes
+    from dynfuzz.run.campaign import Campaign, CampaignConfig
+    from dynfuzz.run.guard_probes import Perturbation
+
+    def broken(ns, fn, args):
+        raise KeyError("no such cell")
+
+    monkeypatch.setattr(guard_probes, "perturbations",
+                        lambda trace, params, ns: [Perturbation("SCALE = 5.0", "G['SCALE'] == 2.0", broken, "const")])
+    result = run(CLOSURE_GLOBAL, "identity")
+    assert [(f.oracle, f.kind) for f in result.findings] == [("harness", "oracle-error")]
+    assert "guard perturbation SCALE = 5.0 raised KeyError" in result.findings[0].message
+
+    import dynfuzz.run.campaign as campaign_module
+
+    monkeypatch.setattr(campaign_module, "draw_case", lambda seed, families: Case(CLOSURE_GLOBAL, seed=seed))
+    spec = CompileSpec(compiler="identity", guards=True)
+    summary = Campaign(CampaignConfig(budget=60, out=tmp_path / "out", spec=spec, max_cases=1, progress=False,
+                                      workers=0)).run()
+    assert summary["harness_errors"] == {"oracle": 1} and summary["findings"] == 0

@@ -8,7 +8,8 @@ from dynfuzz.cli import main
 from dynfuzz.triage import known as known_mod
 from dynfuzz.triage.known import KnownIssues
 
-KEY = "effects/lost-effect: set argument .add"
+KEY = "miscompile: set .add"  # what the explained key of PROGRAM under drop-set-arg-mutation reads
+CHEAP = "effects/lost-effect: set argument .add"
 PROGRAM = '''import torch
 def f(x, s):
     s.add(3)
@@ -37,6 +38,25 @@ def test_match_by_key_on_listed_releases_only():
     assert layered.match(KEY + " @aot_eager", "2.13.0") is None
 
 
+def test_aliases_match_like_the_key_and_a_locus_never_hides_an_entry():
+    known = KnownIssues(issues=[{"key": KEY, "aliases": [CHEAP], "torch": ["2.13.0"]}])
+    assert known.match(CHEAP, "2.13.0") is not None, "a campaign without triage files under the cheap key"
+    assert known.match(KEY + " near torch/_dynamo/side_effects.py:SideEffects.codegen", "2.13.0") is not None
+    assert known.match("miscompile: set .discard", "2.13.0") is None
+
+
+def test_refresh_merges_entries_that_name_one_fault(tmp_path):
+    first, second = _repro(tmp_path), tmp_path / "second.py"
+    second.write_text(first.read_text().replace("s.add(3)", "s.add(4)\n    s.add(5)"))
+    known = KnownIssues(issues=[{"title": "a", "upstream": "", "corpus": str(first), "note": "one"},
+                                {"title": "b", "upstream": "https://example.invalid/2", "corpus": str(second)}],
+                        path=tmp_path / "k.toml")
+    assert known_mod.refresh(known, "2.13.0", out=lambda s: None) == 0
+    (item,) = known.issues
+    assert item["corpus"] == [str(first), str(second)] and item["upstream"] == "https://example.invalid/2"
+    assert item["key"] == KEY and known_mod.check(known, "2.13.0", out=lambda s: None) == 0
+
+
 def test_save_and_load_round_trip(tmp_path):
     path = tmp_path / "known.toml"
     item = {"key": KEY, "signature": "0123456789ab", "title": 'a "quoted" title', "upstream": "",
@@ -52,9 +72,9 @@ def test_refresh_computes_keys_and_check_catches_drift(tmp_path):
     known = KnownIssues(issues=[{"title": "t", "upstream": "", "corpus": str(repro)}], path=tmp_path / "k.toml")
     assert known_mod.refresh(known, "2.13.0+cpu", out=lambda s: None) == 0
     (item,) = known.issues
-    assert item["key"] == KEY and item["torch"] == ["2.13.0"]
+    assert item["key"] == KEY and item["torch"] == ["2.13.0"] and item["aliases"] == [CHEAP]
     assert known_mod.check(known, "2.13.0", out=lambda s: None) == 0
-    item["key"] = "effects/lost-effect: something else"
+    item["key"], item["aliases"] = "miscompile: something else", []
     lines: list[str] = []
     assert known_mod.check(known, "2.13.0", out=lines.append) == 1 and lines[0].startswith("DRIFT")
     assert known_mod.check(known, "2.14.0", out=lines.append) == 0, "entries for other releases are skipped"

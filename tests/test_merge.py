@@ -50,6 +50,29 @@ def test_buckets_are_united_by_key_and_bugs_recounted():
     assert m["bugs"] == 1  # the internal-error bucket is never a torch bug
 
 
+def test_a_bucket_flaky_in_one_shard_and_reproduced_in_another_is_a_bug():
+    flaky = {"key": "k1", "class": "wrong-value", "count": 1, "signatures": ["s1"], "status": "flaky",
+             "verdict": "flaky", "repro": "a/findings/x/repro.py", "note": "did not diverge again when re-run"}
+    confirmed = dict(flaky, status="ok", verdict="reproduces", repro="b/findings/x/repro.py", note=None)
+    for order in ([flaky, confirmed], [confirmed, flaky]):
+        m = merge_summaries([{"cases": 1, "seconds": 1.0, "bugs": 0, "buckets": [order[0]]},
+                             {"cases": 1, "seconds": 1.0, "bugs": 1, "buckets": [order[1]]}])
+        (bucket,) = m["buckets"]
+        assert bucket["status"] == "ok" and bucket["verdict"] == "reproduces" and bucket["count"] == 2
+        assert bucket["repro"] == "b/findings/x/repro.py" and bucket["note"] is None
+        assert m["bugs"] == 1
+
+
+def test_differing_lists_are_united_not_nested():
+    a = {"cases": 1, "seconds": 1.0, "families": ["closures"],
+         "harness_error_records": [{"kind": "snapshot", "seed": 1}]}
+    b = {"cases": 1, "seconds": 1.0, "families": ["conds"], "harness_error_records": [{"kind": "oracle", "seed": 2}]}
+    m = merge_summaries([a, b])
+    assert m["families"] == ["closures", "conds"]
+    assert m["harness_error_records"] == [{"kind": "snapshot", "seed": 1}, {"kind": "oracle", "seed": 2}]
+    assert merge_summaries([a, dict(a)])["families"] == ["closures"]
+
+
 def test_merge_of_two_shards_on_the_command_line(tmp_path, capsys):
     runs = []
     for i in (1, 2):

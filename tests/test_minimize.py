@@ -111,3 +111,22 @@ def test_cli_minimize_usage_errors(tmp_path):
     assert main(["minimize", str(clean), "--compiler", "identity", "--budget", "5s"]) == 2
     assert main(["minimize", str(clean), "--budget", "-1s"]) == 2
     assert not Path(tmp_path / "clean.min.py").exists()
+
+
+def test_a_candidate_that_never_ends_is_rejected_not_waited_for(monkeypatch):
+    """Deleting a loop's step makes a candidate run forever: the reducer's judge gives up on it after
+    CANDIDATE_SECONDS and goes on (a triage job once sat on one for twenty minutes)."""
+    import time as _time
+
+    from dynfuzz.generators.case import Case
+    from dynfuzz.run.compilers import CompileSpec, make_compiler
+    from dynfuzz.triage import minimize as minimize_module
+    from dynfuzz.triage.minimize import Judge, Target
+
+    monkeypatch.setattr(minimize_module, "CANDIDATE_SECONDS", 1)
+    spec = CompileSpec("perturb-output")
+    endless = Case("import torch\ndef f(x):\n    n = 0\n    while n < 3:\n        pass\n    return x\n"
+                   "def inputs(device, call=0):\n    return (torch.ones(2, device=device),)\n")
+    start = _time.monotonic()
+    assert Judge(make_compiler(spec), spec, Target("0" * 12, True)).finding(endless) is None
+    assert _time.monotonic() - start < 20

@@ -537,13 +537,15 @@ def test_a_module_that_compiled_the_previous_program_does_not_hand_it_to_the_nex
 
 def test_the_faster_stack_capture_returns_dynamos_stack_frame_for_frame():
     """torch_compat.cache_stack_positions swaps Dynamo's graph-break stack capture for one that caches column
-    tables; it must return the same frames with the same positions (the caller's own line aside)."""
-    import torch._dynamo.exc as exc
+    tables; it must return the same frames with the same positions (the caller's own line aside). Compared with
+    the original torch_compat kept before its first swap, so the test runs in a process already patched."""
     from dynfuzz.run import torch_compat
 
-    original = getattr(exc, "_extract_stack_with_positions", None)
-    if original is None or original is torch_compat.stack_with_positions:
-        pytest.skip("this torch has no _extract_stack_with_positions of its own here")
+    torch_compat.cache_stack_positions()  # patched, as in every compiler process (xdist workers included)
+    original = torch_compat.original("cache-stack-positions")
+    if original is None:
+        pytest.skip("torch 2.5.1 and older have no torch._dynamo.exc._extract_stack_with_positions to replace")
+    assert original is not torch_compat.stack_with_positions
 
     def frames(stack):
         return [(f.filename, f.lineno, f.name, getattr(f, "colno", None), getattr(f, "end_colno", None))
@@ -567,6 +569,8 @@ def test_guard_latency_timing_is_off_and_dynamo_still_guards():
     import torch._dynamo.testing
     from dynfuzz.run import torch_compat
 
+    if torch_compat.original("skip-guard-latency-profiling") is None:
+        pytest.skip("torch 2.5.1 and older have no torch._dynamo.guards.profile_guard_manager to skip")
     torch_compat.skip_guard_latency_profiling()
     assert guards.profile_guard_manager is torch_compat._no_guard_latency
     torch._dynamo.reset()

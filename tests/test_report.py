@@ -187,3 +187,16 @@ def test_behaviours_reached_new_since_and_never_reached_are_shown(campaigns, tmp
     assert "<svg" in page.split('id="chart-behaviours-over-cases"')[1].split("</figure>")[0]
     md = md_path.read_text()
     assert "| hop | 2 |" in md and "`hop:while_loop`" in md
+
+
+def test_the_report_lists_miscompiles_first_whatever_the_counts(tmp_path):
+    import json as _json
+
+    from dynfuzz.report.data import merge
+
+    buckets = [{"key": "refusal: heapq.heapify on list", "class": "refused", "tier": "refusal", "count": 9},
+               {"key": "crash: raising KeyError in torch/x.py:f", "class": "crash", "tier": "crash", "count": 5},
+               {"key": "miscompile: set-subclass", "class": "lost-effect", "tier": "miscompile", "count": 1}]
+    (tmp_path / "summary.json").write_text(_json.dumps({"cases": 3, "seconds": 1, "buckets": buckets}))
+    rows = merge([tmp_path]).rows
+    assert [r.tier for r in rows] == ["miscompile", "crash", "refusal"]

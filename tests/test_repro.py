@@ -224,6 +224,29 @@ def test_paths_become_python_expressions():
     assert parse_detail("state['x'][0]: value: expected 1, got 2") == ("state['x'][0]", "value", "1", "2")
 
 
+def test_a_dict_keyed_by_an_object_is_reached_by_position():
+    """An optimizer's state is keyed by its parameters: the snapshot encodes such a key (`("@", k)`), which no
+    program can write, so the differing entry's path is positional and its expression finds the same tensor."""
+    import torch
+    from dynfuzz.oracles.snapshot import diff, take
+
+    def state(scale):
+        p = torch.nn.Parameter(torch.ones(2))
+        opt = torch.optim.SGD([p], lr=0.1, momentum=0.9)
+        p.grad = torch.ones(2) * scale
+        opt.step()
+        return {"P": p, "OPT": opt}
+
+    eager, compiled = state(1.0), state(2.0)
+    paths = [d[0] for d in diff(take(eager), take(compiled))]
+    entry = next(p for p in paths if "momentum_buffer" in p)
+    assert entry.startswith("['OPT'].state.<values>[0]"), paths
+    ns, c_ns = eager, compiled  # noqa: F841  (the names the expressions read)
+    momentum = eval(expression("state" + entry, False))
+    assert torch.equal(momentum, next(iter(eager["OPT"].state.values()))["momentum_buffer"])
+    assert not torch.equal(eval(expression("state" + entry, True)), momentum)
+
+
 def test_written_repro_reproduces_in_a_subprocess_and_reads_back(tmp_path):
     """`verify_repro` on real torch scripts: the corpus's float-sign bug reproduces, a correct program is flaky."""
     from dynfuzz.paths import corpus_dir

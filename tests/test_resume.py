@@ -65,18 +65,52 @@ def test_resume_after_sigkill_completes_the_stream_without_duplicates(tmp_path):
     assert b["features"] == a["features"]
     assert b["resumed"]["previous_cases"] == before["cases"]
     assert b["seed"] == 4 and b["compiler"] == "perturb-output"  # settings came from the directory
+    assert b["bugs"] == a["bugs"] and sorted(x["key"] for x in b["buckets"]) == sorted(x["key"] for x in a["buckets"])
+    assert b["skipped"] == a["skipped"]
+    assert b["seconds"] >= before["seconds"], "seconds count every run of the campaign together"
+    assert b["cases_per_second"] == pytest.approx(b["cases"] / b["seconds"], rel=1e-3)  # both rounded to 3 places
 
 
-def test_resume_rejects_a_conflicting_flag_and_a_corrupt_directory(tmp_path):
+@pytest.mark.slow
+def test_a_resumed_cases_campaign_with_workers_ends_with_all_its_cases(tmp_path):
+    """--cases 60 --workers 2, SIGKILLed early, resumed without --budget: the resumed run has what the original
+    budget left, and ends at 60 cases (it once stopped at whatever the default 60 s allowed)."""
+    out = tmp_path / "killed"
+    args = ["fuzz", "--cases", "60", "--budget", "10m", "--seed", "4", "--family", "basic", "--workers", "2",
+            "--compiler", "perturb-output", "--no-db", "--no-progress", "--no-minimize", "--out", str(out)]
+    proc = _start(*args)
+    _wait_for(proc, out, 4)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(30)
+    r = _dynfuzz("fuzz", "--resume", str(out), "--no-progress", "--no-db")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["cases"] == 60 and summary["max_cases"] == 60
+
+
+def test_resume_rejects_a_conflicting_flag_and_a_corrupt_directory(tmp_path, monkeypatch):
+    import hypothesis
     from dynfuzz.cli import main
 
     out = tmp_path / "run"
     out.mkdir()
-    (out / "summary.json").write_text(json.dumps({"seed": 4, "families": ["basic"], "backend": "eager",
-                                                  "resume": {"next_index": 3, "open_indices": [1]},
-                                                  "unique_findings": []}))
+    saved = {"seed": 4, "families": ["basic"], "backend": "eager", "backends": [], "shard": [1, 1],
+             "reference": {"enabled": False, "guards": False}, "mutants": [], "cross_device": False,
+             "hypothesis": hypothesis.__version__, "disabled_constructs": [],
+             "resume": {"next_index": 3, "open_indices": [1]}, "unique_findings": []}
+    (out / "summary.json").write_text(json.dumps(saved))
     assert main(["fuzz", "--resume", str(out), "--seed", "5"]) == 2
     assert main(["fuzz", "--resume", str(out), "--backend", "aot_eager"]) == 2
+    for flag in (["--guards"], ["--reference"], ["--backends", "eager,aot_eager"], ["--shard", "1/2"],
+                 ["--mutant", "cell-by-name"], ["--overwrite"]):
+        assert main(["fuzz", "--resume", str(out), *flag]) == 2, flag
+    monkeypatch.setenv("DYNFUZZ_DISABLE_CONSTRUCTS", "layout")
+    assert main(["fuzz", "--resume", str(out)]) == 2, "a switched-off construct draws other programs"
+    monkeypatch.delenv("DYNFUZZ_DISABLE_CONSTRUCTS")
+    (out / "summary.json").write_text(json.dumps({**saved, "hypothesis": "6.0.0"}))
+    assert main(["fuzz", "--resume", str(out)]) == 2, "another Hypothesis draws other programs from a seed"
+    (out / "summary.json").write_text(json.dumps({**saved, "torch": "2.5.1"}))
+    assert main(["fuzz", "--resume", str(out)]) == 2, "another torch judges a case otherwise"
     (out / "summary.json").write_text("{not json")
     assert main(["fuzz", "--resume", str(out)]) == 2
     (out / "summary.json").write_text(json.dumps({"seed": 1}))
@@ -100,3 +134,27 @@ def test_sigterm_ends_a_campaign_cleanly_with_its_summary(tmp_path):
     assert (out / "progress.svg").exists()
     children = [p for p in os.listdir("/proc") if p.isdigit()]
     assert str(proc.pid) not in children
+
+
+def test_a_campaign_never_changes_a_folder_it_did_not_create(tmp_path, capsys):
+    """`--out` holding an earlier campaign is refused (one line naming --resume and --overwrite); --overwrite
+    empties it first; a second campaign cannot run in a folder a running one holds."""
+    import fcntl
+
+    from dynfuzz.cli import main
+    from dynfuzz.run.out_folder import LOCK
+
+    out = tmp_path / "out"
+    (out / "findings" / "kept-bucket").mkdir(parents=True)
+    (out / "findings" / "kept-bucket" / "repro.py").write_text("# someone's earlier finding\n")
+    args = ["fuzz", "--cases", "1", "--family", "basic", "--workers", "0", "--no-db", "--no-progress",
+            "--no-minimize", "--out", str(out)]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--resume" in err and "--overwrite" in err
+    assert (out / "findings" / "kept-bucket" / "repro.py").exists()
+    with open(out / LOCK, "a+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        assert main([*args, "--overwrite"]) == 2 and "in use" in capsys.readouterr().err
+    assert main([*args, "--overwrite"]) == 0
+    assert not (out / "findings" / "kept-bucket").exists() and (out / "summary.json").is_file()

@@ -33,3 +33,11 @@ def test_a_bad_shard_is_a_one_line_usage_error(shard, tmp_path, capsys):
     assert main(["fuzz", "--shard", shard, "--cases", "1", "--no-db", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--shard" in err
+
+
+@pytest.mark.parametrize("flag", [["--coverage"], ["--guided"], ["--coverage-scope", "torch._inductor"]])
+def test_coverage_is_refused_with_a_shard(flag, tmp_path, capsys):
+    """docs/coverage.md: coverage and guidance measure a whole campaign; a shard's lines are a part no merge unites."""
+    assert main(["fuzz", "--shard", "1/2", *flag, "--cases", "1", "--no-db", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--shard" in err

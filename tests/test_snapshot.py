@@ -1,8 +1,11 @@
 """The state snapshot sees aliasing, views, metadata and container structure, and diffs them by path."""
 import collections
+import textwrap
 
+import pytest
 import torch
 from dynfuzz.oracles.snapshot import diff, take
+from dynfuzz.run.compilers import Compiler, CompileSpec
 
 
 def test_identical_structures_have_no_diff():
@@ -170,3 +173,74 @@ def test_a_logger_is_opaque_not_walked_into_torchs_logging_caches():
     after = take({"LOG": log, "n": 1})
     assert diff(before, after) == []
     assert diff(before, take({"LOG": log, "n": 2})) != []
+
+
+class _Unreadable:
+    """Stands for what a torch bug can let out of tracing (a FakeTensor, a functorch wrapper): an object the
+    snapshot walk cannot read."""
+
+    @property
+    def __dict__(self):
+        raise RuntimeError("no data behind it")
+
+
+class _LeavesUnreadable(Compiler):
+    """A compiler whose compiled call runs the program, then leaves an unreadable object in its global `G`."""
+
+    name = "leaves-unreadable"
+
+    def compile(self, fn, options):
+        def run(*args):
+            out = fn(*args)
+            fn.__globals__["G"] = _Unreadable()
+            return out
+
+        return run
+
+
+_WITH_GLOBAL = textwrap.dedent("""\
+    import torch
+    {head}
+    def f(x):
+        return x * 2
+
+    def inputs(device, call=0):
+        return (torch.linspace(-1.0, 1.0, 3),)
+
+    CALLS = 1
+""")
+
+
+def test_an_object_of_another_type_the_compiled_run_left_is_a_miscompile_not_a_harness_error():
+    """Eager's snapshot of `G` succeeded (a tensor); the compiled run left an object of another type there that
+    cannot be read: an effects finding of the closed list's classes, a miscompile (it used to be a harness
+    error: the snapshot of the compiled side raised)."""
+    from dynfuzz.generators.case import Case
+    from dynfuzz.run.judge import judge
+    from dynfuzz.triage.buckets import divergence_class, tier_of
+
+    spec = CompileSpec()
+    result = judge(Case(_WITH_GLOBAL.format(head="G = torch.ones(2)")), _LeavesUnreadable(spec), spec)
+    assert [(f.oracle, f.kind) for f in result.findings] == [("effects", "effect-mismatch")]
+    assert "state['G']: type: expected 'Tensor', got '_Unreadable'" in result.findings[0].details
+    assert divergence_class(result.findings[0]) == "wrong-effect" and tier_of("wrong-effect") == "miscompile"
+
+
+def test_an_unreadable_object_of_the_type_eager_has_there_is_still_a_harness_error():
+    """The same type as eager's (here a class of that name the program defines): the snapshot failed on an
+    ordinary object, dynfuzz's gap, so the case is a `snapshot` harness error as before."""
+    from dynfuzz.errors import SnapshotError
+    from dynfuzz.generators.case import Case
+    from dynfuzz.run.judge import judge
+
+    spec = CompileSpec()
+    source = _WITH_GLOBAL.format(head="class _Unreadable:\n    pass\n\nG = _Unreadable()")
+    with pytest.raises(SnapshotError, match="at \\['state'\\]\\['G'\\], a _Unreadable as in eager's run"):
+        judge(Case(source), _LeavesUnreadable(spec), spec)
+
+
+def test_the_tolerant_walk_marks_only_the_object_that_cannot_be_read():
+    snap = take({"a": [1, _Unreadable()], "b": torch.ones(1)}, tolerant=True)
+    assert snap[2][0][1][2][1] == ("unreadable", "_Unreadable", "RuntimeError: no data behind it")
+    with pytest.raises(RuntimeError):
+        take({"a": [1, _Unreadable()]})

@@ -5,18 +5,13 @@ survives the same campaign with the exception constructs switched off."""
 from __future__ import annotations
 
 import ast
-import json
-import os
-import subprocess
-import sys
 from collections import Counter
 from functools import lru_cache
-from pathlib import Path
 
 import pytest
 from dynfuzz.generators import case_seed, draw_case
-from dynfuzz.generators.fragments import DISABLE_ENV, REGISTRY
-from dynfuzz.mutants import ENV, load
+from dynfuzz.generators.fragments import REGISTRY
+from dynfuzz.mutants import load
 from dynfuzz.run.execute import observe
 from dynfuzz.sample import intended
 
@@ -126,36 +121,13 @@ def test_the_mutant_names_its_construct():
     assert load()[MUTANT].layer == "dynamo"
 
 
-RUN_WITH_MUTANT = ("import sys, runpy; from dynfuzz.mutants import apply; "
-                   "apply([sys.argv[1]]); runpy.run_path(sys.argv[2])")
-
-
-def campaign(out: Path, cases: int, disable: str = "", mutant: str = MUTANT,
-             oracles: tuple[str, ...] = ("outputs", "effects")) -> list[dict]:
-    """A seed-0 campaign of the family under the mutant, in its own process: its findings of `oracles`."""
-    env = {**os.environ, DISABLE_ENV: disable}
-    env.pop(ENV, None)
-    cmd = [sys.executable, "-m", "dynfuzz", "fuzz", "--cases", str(cases), "--family", FAMILY, "--workers", "1",
-           "--seed", "0", "--no-db", "--no-progress", "--no-minimize", "--budget", "300s", "--out", str(out),
-           "--mutant", mutant]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode in (0, 1), proc.stderr[-2000:]
-    found = json.loads((out / "summary.json").read_text())["unique_findings"]
-    return [u for u in found if u["oracle"] in oracles]
-
-
-def _fails(repro: Path, mutant: str | None) -> bool:
-    env = {k: v for k, v in os.environ.items() if k not in (ENV, DISABLE_ENV)}
-    cmd = [sys.executable, "-c", RUN_WITH_MUTANT, mutant, str(repro)] if mutant else [sys.executable, str(repro)]
-    return subprocess.run(cmd, env=env, capture_output=True, timeout=300).returncode == 1
-
-
 @pytest.mark.slow
-def test_a_short_campaign_finds_the_mutant_and_only_through_exceptions(tmp_path):
-    assert campaign(tmp_path / "on", 60)
-    repros = sorted((tmp_path / "on").glob("findings/*/repro.py"))
-    assert any(_fails(r, MUTANT) and not _fails(r, None) for r in repros)
-    assert not campaign(tmp_path / "off", 60, disable=EXCEPTION_TAGS)
+def test_a_short_campaign_finds_the_mutant_and_only_through_exceptions(trial):
+    """A seed-0 trial of the family finds the mutant (a value finding, any repro failing under it alone); with
+    the exception constructs off, the same trial saves no value finding at all."""
+    on = trial(MUTANT, FAMILY, 60)
+    assert on.findings() and on.finds(MUTANT, oracles=None)
+    assert not trial(MUTANT, FAMILY, 60, disable=EXCEPTION_TAGS).findings()
 
 
 WITH_MUTANT = "error-on-graph-break-kept"
@@ -166,12 +138,9 @@ def test_the_with_forms_mutant_names_its_construct():
 
 
 @pytest.mark.slow
-def test_a_short_campaign_finds_the_with_forms_mutant_and_not_without_the_construct(tmp_path):
-    """`error_on_graph_break` blocks are drawn by the `with-forms` construct alone: with it, a 30-case campaign
+def test_a_short_campaign_finds_the_with_forms_mutant_and_not_without_the_construct(trial):
+    """`error_on_graph_break` blocks are drawn by the `with-forms` construct alone: with it, a 30-case trial
     finds the mutant (a graph break after the block raises) by a repro that fails only under the mutant;
-    with the construct off, the mutant is never reached."""
-    assert campaign(tmp_path / "on", 30, mutant=WITH_MUTANT, oracles=("exceptions",))
-    repros = sorted((tmp_path / "on").glob("findings/*/repro.py")) + sorted(
-        (tmp_path / "on").glob("findings/*/examples/*.py"))
-    assert any(_fails(r, WITH_MUTANT) and not _fails(r, None) for r in repros)
-    assert not campaign(tmp_path / "off", 30, disable="with-forms", mutant=WITH_MUTANT, oracles=("exceptions",))
+    with the construct off, the trial saves no exception finding at all."""
+    assert trial(WITH_MUTANT, FAMILY, 30).finds(WITH_MUTANT, oracles=("exceptions",))
+    assert not trial(WITH_MUTANT, FAMILY, 30, disable="with-forms").findings(("exceptions",))

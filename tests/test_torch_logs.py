@@ -10,7 +10,6 @@ which survives with the setting off.
 from __future__ import annotations
 
 import logging
-import os
 import subprocess
 import sys
 import textwrap
@@ -19,12 +18,9 @@ from collections import Counter
 import pytest
 from dynfuzz.generators import case_seed, draw_case
 from dynfuzz.generators.case import Case
-from dynfuzz.generators.fragments import DISABLE_ENV
-from dynfuzz.mutants import ENV, load
+from dynfuzz.mutants import load
 from dynfuzz.run.compilers import quiet_torch_logs
 from dynfuzz.run.torch_logs import TORCH_LOGS, torch_log_settings, with_torch_logs
-
-from tests.test_mutants_cells import mutant_finding
 
 PROGRAM = textwrap.dedent("""
     import torch
@@ -106,21 +102,11 @@ def test_the_mutant_names_its_construct():
     assert load()[MUTANT].construct == CONSTRUCT
 
 
-def _campaign(out, disable: str = "") -> list:
-    env = {**os.environ, DISABLE_ENV: disable}
-    env.pop(ENV, None)
-    cmd = [sys.executable, "-m", "dynfuzz", "fuzz", "--cases", str(CASES), "--family", "basic", "--workers", "1",
-           "--seed", "0", "--no-db", "--no-progress", "--no-minimize", "--budget", "600s", "--out", str(out),
-           "--mutant", MUTANT]
-    subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
-    return sorted(out.glob("findings/*/repro.py"))
+@pytest.mark.slow
+def test_a_short_campaign_finds_the_mutant(trial):
+    assert trial(MUTANT, "basic", CASES).finds(MUTANT, CONSTRUCT)
 
 
 @pytest.mark.slow
-def test_a_short_campaign_finds_the_mutant(tmp_path):
-    assert mutant_finding(_campaign(tmp_path / "on"), MUTANT, CONSTRUCT) is not None
-
-
-@pytest.mark.slow
-def test_without_the_setting_the_mutant_survives(tmp_path):
-    assert mutant_finding(_campaign(tmp_path / "off", disable=CONSTRUCT), MUTANT, None) is None
+def test_without_the_setting_the_mutant_survives(trial):
+    assert not trial(MUTANT, "basic", CASES, disable=CONSTRUCT).finds(MUTANT)

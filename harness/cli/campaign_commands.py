@@ -15,14 +15,23 @@ from dynfuzz.errors import UsageError
 
 def cmd_fuzz(args) -> int:
     from dynfuzz.run.campaign import Campaign, CampaignConfig
+    from dynfuzz.run.out_folder import claim
+    from dynfuzz.run.torch_compat import pristine_tree
 
-    budget = parse_duration(args.budget)
+    budget = parse_duration(args.budget or "60s")
     resume = _resume(args)
+    if resume is not None and args.budget is None:  # the time the original budget had left
+        budget = max(resume.remaining_budget, 10.0)
+    if args.resume and args.overwrite:
+        raise UsageError("--resume continues the campaign in its folder; --overwrite would empty it: pick one")
+    flags.refuse_stray_mutants(args)
     if args.workers < 0:
         raise UsageError("--workers must be 0 or more")
     if args.cases is not None and args.cases < 0:
         raise UsageError("--cases must not be negative")
-    config = CampaignConfig(resume=resume, budget=budget, out=flags.out_dir(args.out), seed=args.seed,
+    out = flags.out_dir(args.out)
+    lock = claim(out, resume=resume is not None, overwrite=args.overwrite)  # noqa: F841  (held while it runs)
+    config = CampaignConfig(resume=resume, budget=budget, out=out, seed=args.seed,
                             spec=flags.compile_spec(args), families=flags.families(args.family),
                             workers=args.workers, max_cases=args.cases,
                             case_timeout=parse_duration(args.case_timeout),
@@ -30,7 +39,8 @@ def cmd_fuzz(args) -> int:
                             **flags.scale_options(args),
                             coverage=flags.coverage_spec(args), guided=args.guided,
                             worker_memory=flags.worker_memory(args), minimize_budget=flags.minimize_budget(args))
-    summary = Campaign(config).run()
+    with pristine_tree(flags.pristine(args)):
+        summary = Campaign(config).run()
     print(json.dumps({k: summary[k] for k in ("cases", "cases_per_second", "findings", "unique", "bugs",
                                                "overhead_fraction")}))
     if args.fail_on_finding and summary["unique"]:
@@ -42,7 +52,7 @@ def cmd_fuzz(args) -> int:
 def _resume(args):
     """`--resume DIR`: the saved campaign's state, its settings written into `args` (run/resume.py)."""
     from dynfuzz.cli import build_parser
-    from dynfuzz.run.resume import SETTINGS, apply_settings, load
+    from dynfuzz.run.resume import DEFAULTS, SETTINGS, apply_settings, load
 
     if args.resume is None:
         return None
@@ -50,10 +60,31 @@ def _resume(args):
     if args.out != defaults.out and Path(args.out).resolve() != Path(args.resume).resolve():
         raise UsageError(f"--resume {args.resume} continues in that directory; --out {args.out} conflicts")
     state = load(Path(args.resume))
-    given = {dest for dest in SETTINGS.values() if getattr(args, dest) != getattr(defaults, dest)}
+    given = {dest for dest in [*SETTINGS.values(), *DEFAULTS.values(), "minimize_budget", "no_minimize"]
+             if getattr(args, dest) != getattr(defaults, dest)}
     apply_settings(state, args, given)
     args.out = args.resume
     return state
+
+
+def cmd_triage(args) -> int:
+    """`dynfuzz triage DIR [--budget 10m] [--workers N]`: finish a campaign's triage in its folder."""
+    from dynfuzz.run.finish import finish_triage
+
+    if args.workers < 1:
+        raise UsageError("--workers must be 1 or more")
+    out = Path(args.dir)
+    if not out.is_dir():
+        raise UsageError(f"no such campaign folder: {args.dir}")
+    known = flags.known_issues(args) if (args.known or args.corpus) else None
+    summary = finish_triage(out, parse_duration(args.budget), args.workers,
+                            parse_duration(args.minimize_budget), known)
+    statuses: dict[str, int] = {}
+    for b in summary.get("buckets", []):
+        statuses[b["status"]] = statuses.get(b["status"], 0) + 1
+    print(json.dumps({"buckets": len(summary.get("buckets", [])), "statuses": statuses, "bugs": summary.get("bugs"),
+                      "queued": summary.get("queued")}))
+    return 0
 
 
 def cmd_merge(args) -> int:
@@ -78,7 +109,10 @@ def cmd_report(args) -> int:
 
 def add_parsers(sub) -> None:
     p = sub.add_parser("fuzz", help="run a campaign: progress, summary table, OUT/summary.json, OUT/findings/")
-    p.add_argument("--budget", default="60s", help="wall-clock budget: 30s, 10m, 2h (default 60s)")
+    p.add_argument("--budget", default=None,
+                   help="wall-clock budget: 30s, 10m, 2h (default 60s; with --resume, what the campaign had left)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="empty --out first when it holds an earlier campaign (without it, such a folder is refused)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--family", action="append", help="restrict to a family (repeatable)")
     p.add_argument("--out", default="dynfuzz-out")
@@ -114,7 +148,17 @@ def add_parsers(sub) -> None:
                    help="behaviour-guided generation: weight fragments and edit choice sequences that reached new "
                         "Dynamo behaviours (reproducible per case from OUT/guided/cases.jsonl, not as a stream)")
     add_compile_flags(p)
+    flags.add_pristine_flag(p)
     p.set_defaults(func=cmd_fuzz)
+
+    p = sub.add_parser("triage", help="finish the triage a campaign left: minimize, explain and localize its queued "
+                                      "findings, updating summary.json, the buckets and the report in place")
+    p.add_argument("dir", metavar="DIR", help="a campaign folder (with summary.json and queue/)")
+    p.add_argument("--budget", default="10m", help="wall-clock budget (default 10m)")
+    p.add_argument("--workers", type=int, default=1, help="triage processes (default 1)")
+    p.add_argument("--minimize-budget", default="60s", help="seconds per job (default 60s)")
+    add_corpus_flags(p)
+    p.set_defaults(func=cmd_triage)
 
     p = sub.add_parser("merge", help="merge the summary.json of shards or runs into one (counts add, buckets united)")
     p.add_argument("dirs", nargs="+", metavar="DIR", help="run output folders (each with a summary.json)")

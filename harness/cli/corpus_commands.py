@@ -22,12 +22,14 @@ def cmd_gate(args) -> int:
         raise UsageError("--cases must not be negative")
     if args.workers < 0:
         raise UsageError("--workers must be 0 or more")
+    flags.refuse_stray_mutants(args)
     config = GateConfig(budget=parse_duration(args.budget), cases=args.cases, seed=args.seed,
                         spec=flags.compile_spec(args), families=flags.families(args.family),
                         corpus=[Path(c) for c in args.corpus],
                         out=flags.out_dir(args.out), junit=Path(args.junit) if args.junit else None,
                         summary=Path(args.summary) if args.summary else None, workers=args.workers,
-                        known=args.known, minimize_budget=flags.minimize_budget(args), strict=args.strict)
+                        known=args.known, minimize_budget=flags.minimize_budget(args), strict=args.strict,
+                        pristine=args.pristine_torch)
     return run_gate(config)
 
 
@@ -88,6 +90,7 @@ def add_parsers(sub) -> None:
                         "miscompile or crash")
     add_minimize_flags(p)
     add_compile_flags(p)
+    flags.add_pristine_flag(p, default=True)
     p.set_defaults(func=cmd_gate)
 
     p = sub.add_parser("known", help="known issues by bucket key: list, --refresh, --check, add BUCKET")

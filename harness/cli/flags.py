@@ -6,6 +6,7 @@ the same flag the same way.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from pathlib import Path
 
@@ -31,12 +32,15 @@ def compile_spec(args) -> CompileSpec:
             raise UsageError("--device cuda asked for, but CUDA is not available on this machine")
     mutants = getattr(args, "mutant", None) or []
     if mutants:
-        from dynfuzz.mutants import enable, load
+        from dynfuzz.mutants import Unavailable, enable, load
 
         unknown = sorted(set(mutants) - set(load()))
         if unknown:
             raise UsageError(f"unknown mutant {unknown[0]!r}; choose from {', '.join(sorted(load())) or '(none)'}")
-        enable(mutants)
+        try:
+            enable(mutants)
+        except Unavailable as e:
+            raise UsageError(str(e)) from None
     guards = bool(getattr(args, "guards", False))
     reference = bool(getattr(args, "reference", False)) or guards
     backends, cross_device = layer_flags(args)
@@ -131,6 +135,8 @@ def coverage_spec(args):
         return None
     if getattr(args, "ray", None) is not None:
         raise UsageError("--coverage and --guided run on local workers only, not with --ray")
+    if getattr(args, "shard", None):  # a shard's lines are part of a campaign's, and `merge` cannot unite them
+        raise UsageError("--coverage measures a whole campaign's workers: it cannot be combined with --shard")
     if not (args.coverage or scopes):
         return None
     for scope in scopes:
@@ -183,6 +189,34 @@ def add_compile_flags(p: argparse.ArgumentParser, defaults: bool = True) -> None
                    help="with --device cuda: also compare the compiled CUDA run against CPU eager")
     p.add_argument("--mutant", action="append", default=[], metavar="NAME",
                    help="for dynfuzz's own tests: break torch with a named mutant (dynfuzz.mutants) in every worker")
+
+
+def add_pristine_flag(p: argparse.ArgumentParser, default: bool | None = None) -> None:
+    """`--pristine-torch/--no-pristine-torch`; None (unset) follows DYNFUZZ_PRISTINE_TORCH."""
+    p.add_argument("--pristine-torch", action=argparse.BooleanOptionalAction, default=default,
+                   help="run torch as shipped, without dynfuzz's two speed-ups of Dynamo's logging (slower; recorded "
+                        f"in summary.json torch_patches; default {'on' if default else 'off'})")
+
+
+def pristine(args) -> bool:
+    """`--pristine-torch`, or DYNFUZZ_PRISTINE_TORCH already set by whoever started dynfuzz (`--no-pristine-torch`
+    overrides both)."""
+    from dynfuzz.run.torch_compat import pristine as inherited
+
+    return inherited() if args.pristine_torch is None else bool(args.pristine_torch)
+
+
+def refuse_stray_mutants(args) -> None:
+    """A top-level `fuzz` or `gate` started with DYNFUZZ_MUTANTS set refuses to run unless `--mutant` names the
+    same mutants: a stray variable would break torch and file the breakage as torch bugs. (The processes dynfuzz
+    spawns inherit the variable on purpose and never come through here.)"""
+    from dynfuzz.mutants import ENV
+
+    inherited = sorted({n for n in os.environ.get(ENV, "").split(",") if n})
+    asked = sorted(set(getattr(args, "mutant", None) or ()))
+    if inherited and inherited != asked:
+        raise UsageError(f"{ENV}={','.join(inherited)} is set in the environment, but --mutant names "
+                         f"{','.join(asked) or 'none'}: unset it, or pass the same mutants with --mutant")
 
 
 def add_corpus_flags(p) -> None:

@@ -22,12 +22,14 @@ def cmd_sample(args) -> int:
 
 def cmd_check(args) -> int:
     from dynfuzz.check import check
+    from dynfuzz.run.torch_compat import pristine_tree
 
     if (args.file is None) == (args.case_seed is None):
         raise UsageError("check takes a FILE.py or --case-seed N (one of them)")
-    if args.case_seed is not None:
-        return _check_case_seed(args)
-    return check(Path(args.file), lambda meta: fill_spec_from(args, meta))
+    with pristine_tree(flags.pristine(args)):
+        if args.case_seed is not None:
+            return _check_case_seed(args)
+        return check(Path(args.file), lambda meta: fill_spec_from(args, meta))
 
 
 def _check_case_seed(args) -> int:
@@ -74,6 +76,28 @@ def cmd_selfcheck(args) -> int:
     return 1 if result["disagree"] else 0
 
 
+def cmd_explain(args) -> int:
+    """`dynfuzz explain FILE.py [--json]`: the bucket key a campaign would file the program under."""
+    from dynfuzz.triage.explain_file import explain_file
+
+    path = Path(args.file)
+    if not path.is_file():
+        raise UsageError(f"no such program: {args.file}")
+    result = explain_file(path, lambda meta: fill_spec_from(args, meta), parse_duration(args.backstop),
+                          localize_too=not args.no_localize)
+    if result is None:
+        print(json.dumps({"key": None, "diverges": False}) if args.json else f"{args.file}: does not diverge")
+        return 1
+    if args.json:
+        print(json.dumps(result.as_json()))
+        return 0
+    print(f"key:    {result.key}\ncause:  {result.cause}\ntier:   {result.tier}\nstable: {result.stable} "
+          f"({result.minimized_lines} program lines, {result.seconds:.0f} s)")
+    for s in result.suspects:
+        print(f"  {s['score']:.3f}  {s['function']}  (failing {s['failing']}, passing {s['passing']})")
+    return 0
+
+
 def add_parsers(sub) -> None:
     p = sub.add_parser("sample", help="print generated programs, or their feature coverage and validity")
     p.add_argument("-n", type=int, default=5)
@@ -92,6 +116,7 @@ def add_parsers(sub) -> None:
                    help="instead of a file: redraw the campaign case with this seed (every record names it)")
     p.add_argument("--family", action="append", help="with --case-seed: the campaign's families (repeatable)")
     add_compile_flags(p, defaults=False)
+    flags.add_pristine_flag(p)
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("minimize", help="shrink a failing program toward the same failure")
@@ -102,6 +127,16 @@ def add_parsers(sub) -> None:
                                                      "severe one)")
     add_compile_flags(p, defaults=False)
     p.set_defaults(func=cmd_minimize)
+
+    p = sub.add_parser("explain", help="minimize, explain and localize one program: its bucket key, cause, tier, "
+                                       "suspects (exit 1 when it does not diverge)")
+    p.add_argument("file")
+    p.add_argument("--json", action="store_true", help="one JSON object: key, cause, tier, suspects, stable")
+    p.add_argument("--backstop", default="10m",
+                   help="seconds that stop minimization if its judge calls have not (the key is then `stable: false`)")
+    p.add_argument("--no-localize", action="store_true", help="skip the localization of silent divergences")
+    add_compile_flags(p, defaults=False)
+    p.set_defaults(func=cmd_explain)
 
     p = sub.add_parser("selfcheck", help="reference tracer vs eager on generated programs (exit 1 on disagreement)")
     p.add_argument("-n", type=int, default=100)

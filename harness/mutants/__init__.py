@@ -8,7 +8,9 @@ tests and benchmarks, never for a real run.
 Each module in this package registers its mutants with `@mutant("name", layer=..., construct=...)`,
 the decorated function applying the patch when called. A mutant is switched on for a whole process
 tree through the environment (`DYNFUZZ_MUTANTS=a,b`), because campaign workers are spawned: every
-worker applies it when it makes its compiler (`apply_from_env`), and so does the parent.
+worker applies it when it makes its compiler (`apply_from_env`), and so does the parent. `trials` (no
+mutant of its own) runs campaigns against mutants and tells which findings each one owes: the one helper
+of the tests and `bench/mutants.py`.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 ENV = "DYNFUZZ_MUTANTS"
+_NOT_MUTANTS = frozenset({"trials"})  # modules of this package that register no mutant
 
 
 @dataclass(frozen=True)
@@ -50,17 +53,30 @@ def load() -> dict[str, Mutant]:
     global _loaded
     if not _loaded:
         for mod in pkgutil.iter_modules(__path__):
-            importlib.import_module(f"{__name__}.{mod.name}")
+            if mod.name not in _NOT_MUTANTS:
+                importlib.import_module(f"{__name__}.{mod.name}")
         _loaded = True
     return MUTANTS
 
 
+class Unavailable(RuntimeError):
+    """A mutant whose target this torch release lacks (a function or attribute added later): it cannot break
+    what is not there. The message names the mutant, the release and what is missing."""
+
+
 def apply(names: list[str] | tuple[str, ...]) -> None:
-    """Apply the named mutants in this process (idempotent); unknown names raise KeyError."""
+    """Apply the named mutants in this process (idempotent); unknown names raise KeyError, a mutant whose target
+    this torch lacks raises `Unavailable`."""
     registry = load()
     for name in names:
         if name not in _applied:
-            registry[name].apply()
+            try:
+                registry[name].apply()
+            except (AttributeError, ImportError) as e:
+                import torch
+
+                raise Unavailable(f"mutant {name} cannot be applied to torch {torch.__version__}: "
+                                  f"{type(e).__name__}: {e}") from None
             _applied.add(name)
 
 

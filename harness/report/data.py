@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from dynfuzz.errors import UsageError
+from dynfuzz.triage.buckets import TIER_ORDER, tier_of
 
 SUMMED = ("cases", "findings", "unique", "bugs", "known", "crashes", "hangs", "eager_errors", "seconds",
           "torch_seconds")
@@ -37,6 +38,7 @@ class Row:
     repro_path: str | None = None
     report: str = ""  # the bug report's text (report.md), or the finding's details
     campaign: str = ""
+    tier: str = ""  # miscompile, crash, refusal, performance (Note [Tiers: what counts as a bug])
 
 
 @dataclass
@@ -71,6 +73,7 @@ class Report:
         first = self.campaigns[0].summary
         totals["torch"] = first.get("torch", "?")
         totals["configuration"] = describe(first)
+        totals["patches"] = patches_line([c.summary for c in self.campaigns])
         return totals
 
     def counter(self, attr: str) -> Counter[str]:
@@ -101,6 +104,17 @@ def describe(summary: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
+def patches_line(summaries: list[dict[str, Any]]) -> str:
+    """What dynfuzz changed in the torch under test, for the header: one line per distinct record (a merged
+    report of runs that differ says so), with the Hypothesis release and dynfuzz's commit."""
+    from dynfuzz.run.torch_compat import describe_patches
+
+    parts = dict.fromkeys(describe_patches(s.get("torch_patches")) for s in summaries)
+    made = dict.fromkeys(f"Hypothesis {s.get('hypothesis', '?')}, dynfuzz {s.get('dynfuzz_commit') or 'commit unknown'}"
+                         for s in summaries)
+    return " | ".join(parts) + "; " + " | ".join(made)
+
+
 def load(path: Path) -> Campaign:
     """Read one campaign folder; a missing or unreadable summary.json is a usage error."""
     summary_path = path / "summary.json" if path.is_dir() else path
@@ -129,7 +143,8 @@ def merge(paths: list[Path], since: Path | None = None) -> Report:
                 merged[row.key].count += row.count
             else:
                 merged[row.key] = Row(**vars(row))
-    rows = sorted(merged.values(), key=lambda r: (-r.count, r.key))
+    rows = sorted(merged.values(), key=lambda r: (TIER_ORDER.index(r.tier) if r.tier in TIER_ORDER else len(TIER_ORDER),
+                                                  -r.count, r.key))
     return Report(campaigns, rows, load(since) if since else None)
 
 
@@ -192,7 +207,7 @@ def _bucket_row(b: dict[str, Any], folder: Path) -> Row:
     return Row(b.get("key", "?"), b.get("cause") or meta.get("title", ""), b.get("oracle", "?"), b.get("class", "?"),
                int(b.get("count", 1)), b.get("layer") or meta.get("layer"), b.get("status", ""),
                b.get("first_seen_seconds"), tuple(meta.get("tags", ())), repro,
-               str(repro_path) if repro_path else None, report)
+               str(repro_path) if repro_path else None, report, tier=b.get("tier") or tier_of(b.get("class", "")))
 
 
 def _finding_row(u: dict[str, Any], folder: Path) -> Row:

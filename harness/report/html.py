@@ -39,6 +39,7 @@ def render(report: Report, changes: Changes | None, figures: list[Figure]) -> st
         "<header><h1>dynfuzz report</h1>",
         f"<p class=\"muted\">torch {escape(str(totals['torch']))}; {escape(totals['configuration'])}; "
         f"{len(report.campaigns)} campaign(s): {escape(', '.join(str(c.path) for c in report.campaigns))}</p>"
+        f"<p class=\"muted\" id=\"torch-patches\">{escape(totals['patches'])}</p>"
         "</header>",
     ]
     if changes is not None:
@@ -120,7 +121,8 @@ def _bucket_row(i: int, row: Row) -> str:
     return (f'<tr class="bucket" id="bucket-{i}"><td class=n>{i}</td>'
             f"<td><b>{escape(row.key)}</b><br>{escape(row.title)}"
             f'<details class="repro"><summary>repro and bug report</summary>{where}{repro}{report}</details></td>'
-            f"<td>{escape(row.oracle)}</td><td>{escape(row.kind)}</td><td>{escape(row.layer or '-')}</td>"
+            f"<td>{escape(row.tier or '-')}</td><td>{escape(row.oracle)}</td><td>{escape(row.kind)}</td>"
+            f"<td>{escape(row.layer or '-')}</td>"
             f"<td class=n>{row.count}</td><td>{escape(row.status or '-')}</td><td>{tags}</td></tr>")
 
 
@@ -130,7 +132,8 @@ def _buckets(rows: list[Row]) -> str:
                 "eager (or matched a known issue).</p></section>")
     body = "".join(_bucket_row(i, r) for i, r in enumerate(rows, start=1))
     return ('<section id="buckets"><h2>Buckets</h2><table id="bucket-table"><thead><tr><th>#</th><th>bucket</th>'
-            "<th>oracle</th><th>class</th><th>layer</th><th>count</th><th>status</th><th>tags</th></tr></thead>"
+            "<th>tier</th><th>oracle</th><th>class</th><th>layer</th><th>count</th><th>status</th><th>tags</th>"
+            "</tr></thead>"
             f"<tbody>{body}</tbody></table></section>")
 
 

@@ -20,7 +20,8 @@ def render(report: Report, changes: Changes | None, figures: list[Figure], chart
     """Markdown text; each figure's SVG is written to `chart_dir` and linked relative to `page`."""
     totals = report.totals
     out = ["# dynfuzz report", "",
-           f"torch {totals['torch']}; {totals['configuration']}; {len(report.campaigns)} campaign(s)", ""]
+           f"torch {totals['torch']}; {totals['configuration']}; {len(report.campaigns)} campaign(s)", "",
+           totals["patches"], ""]
     if changes is not None:
         out += [f"## Since {report.since.path if report.since else ''}", "",
                 f"### New buckets ({len(changes.new)})", *_rows(changes.new), "",
@@ -51,9 +52,10 @@ def render(report: Report, changes: Changes | None, figures: list[Figure], chart
     if not report.rows:
         out += ["No buckets: every case agreed with eager (or matched a known issue).", ""]
     else:
-        out += ["| # | bucket | oracle | class | layer | count | status |", "|---:|---|---|---|---|---:|---|"]
-        out += [f"| {i} | `{_cell(r.key)}` {_cell(r.title)} | {r.oracle} | {r.kind} | {r.layer or '-'} | {r.count} | "
-                f"{r.status or '-'} |" for i, r in enumerate(report.rows, start=1)]
+        out += ["| # | bucket | tier | oracle | class | layer | count | status |",
+                "|---:|---|---|---|---|---|---:|---|"]
+        out += [f"| {i} | `{_cell(r.key)}` {_cell(r.title)} | {r.tier or '-'} | {r.oracle} | {r.kind} | "
+                f"{r.layer or '-'} | {r.count} | {r.status or '-'} |" for i, r in enumerate(report.rows, start=1)]
         out.append("")
         for i, r in enumerate(report.rows, start=1):
             out += [f"### {i}. `{_cell(r.key)}`", "", f"{r.title}", ""]

@@ -1,14 +1,19 @@
-"""Fuzz campaigns: draw cases, run them in workers, deduplicate findings, save repros, summarise.
+"""Fuzz campaigns: draw cases, run them in workers, triage what they find, summarise.
 
-Every unique finding is written to `OUT/findings/<signature>.py` before the
-next case is dispatched; `OUT/summary.json` is rewritten at the end (and
-every few seconds while running, so a killed campaign still leaves one).
+The loop schedules cases onto local workers or Ray actors and lends workers to triage while findings wait
+(Note [Capacity follows the queue]); the ledger (run/ledger.py) counts and files every finding, into
+`OUT/findings/<slug>-<id>/` (one folder per root-cause bucket), before the next case is dispatched;
+`OUT/summary.json` is rewritten every few seconds and at the end, so a killed campaign still leaves one, and
+its triage queue stays on disk (`OUT/queue/`) for `dynfuzz triage`.
 """
 from __future__ import annotations
 
+import json
+import os
 import signal
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -18,12 +23,16 @@ from typing import Any
 from dynfuzz.generators.case import Case, case_seed, draw_case
 from dynfuzz.report import write_campaign_report
 from dynfuzz.report.plot import write_progress_svg
+from dynfuzz.run.behaviour_log import BehaviourLog
 from dynfuzz.run.compilers import CompileSpec, make_compiler
 from dynfuzz.run.ledger import Ledger, Unique  # noqa: F401  (Unique: re-exported for callers)
-from dynfuzz.run.line_coverage import Collector, CoverageSpec
+from dynfuzz.run.line_coverage import Collector, CoverageSpec, Tracker
 from dynfuzz.run.progress import Reporter
 from dynfuzz.run.resume import ResumeState
+from dynfuzz.run.torch_observers import record as observer_record
 from dynfuzz.triage.known import KnownIssues
+from dynfuzz.triage.pending import NEW, SUSPECT
+from dynfuzz.triage.queue import triage_lanes
 from hypothesis.errors import StopTest
 
 END_GRACE = 10.0  # seconds running cases get to finish after the budget is spent or a stop is asked for
@@ -62,10 +71,14 @@ class CampaignConfig:
     triage_grace: float | None = None  # the most the triage queue may delay the end (None: `triage_grace()`)
 
 
-class Campaign(Ledger):
+class Campaign:
+    """A campaign: the seed stream, the case workers, the triage lanes and coverage, around one `Ledger` that
+    counts and files (`self.ledger`)."""
+
     def __init__(self, config: CampaignConfig) -> None:
+        self.config = config
         self.inflight_dir = config.out / "inflight"
-        Ledger.__init__(self, config)
+        self.ledger = Ledger(config)
         self.next_index = 0
         self.prefetched: Case | None = None
         self.samples: list[tuple[float, int, int]] = []  # (seconds, cases, unique) for the progress chart
@@ -76,17 +89,37 @@ class Campaign(Ledger):
         self.unfinished = 0  # cases still running END_GRACE s after the end, abandoned
         self.open_indices: dict[int, int] = {}  # seed -> stream index, drawn and not yet finished (Note below)
         self.rerun: list[int] = []  # --resume: stream indices open when the previous parent died
+        self.previous_seconds = 0.0  # --resume: the wall time of the runs before this one
+        self.resumed: dict[str, Any] | None = None
+        self.startup_seconds = 0.0
+        self.replayed = 0
+        self.nodes: Counter[str] = Counter()  # cases per cluster node (with --ray)
+        self.worker_recycles = 0
+        self.findings_db = None
+        self.triage: Any = None  # the TriagePool, while the campaign runs one
+        self.capacity = Capacity(max(config.workers, 1))
+        coverage = getattr(config, "coverage", None)
+        self.tracker = Tracker(coverage) if coverage is not None else None
+        self.collector: Collector | None = None
+        self.guide = None  # a run.guided.Guide when the campaign is guided (--guided)
+        self.behaviour_log = BehaviourLog()  # what Dynamo did, case by case (run/behaviour_log.py)
+        self.coverage_report: dict[str, Any] | None = None
+        self.coverage_seconds = 0.0
+        self.jobs_waiting: list[Any] = []  # triage jobs restored by --resume, handed to the lanes at the start
         if config.resume is not None:  # Note [Resuming a campaign] in run/resume.py
-            from dynfuzz.run.resume import restore
+            from dynfuzz.run.campaign_state import restore
 
-            restore(self, config.resume)
+            self.jobs_waiting = restore(self.ledger, config.resume.summary, config.out)
+            self.previous_seconds = self.ledger.seconds
             self.next_index, self.rerun = config.resume.next_index, list(config.resume.open_indices)
+            self.resumed = {"from_next_index": config.resume.next_index, "rerun": len(config.resume.open_indices),
+                            "previous_cases": self.ledger.cases, "previous_seconds": round(self.previous_seconds, 3)}
         if config.database is not None and config.resume is None:
             from dynfuzz.run.exampledb import FindingsDB
 
             self.findings_db = FindingsDB.at(config.database, config.families, config.db_expire_days)
             self.to_replay = self.findings_db.replay_cases()
-        self.collector: Collector | None = None
+            self.ledger.on_new_finding = self.findings_db.save
         if config.guided:
             from dynfuzz.run.guided import Guide
 
@@ -95,17 +128,21 @@ class Campaign(Ledger):
     # ---- the loop ----
     def run(self) -> dict[str, Any]:
         cfg = self.config
-        self.findings_dir.mkdir(parents=True, exist_ok=True)
+        self.ledger.findings_dir.mkdir(parents=True, exist_ok=True)
         self.inflight_dir.mkdir(parents=True, exist_ok=True)
-        if cfg.coverage is not None:
+        if cfg.coverage is not None and cfg.resume is None:
             cfg.coverage.clear()  # a new campaign in an old --out: its coverage is not this one's
         from dynfuzz.run.isolation import campaign_compile_cache
 
         remove_compile_cache = campaign_compile_cache(cfg.out)  # before any worker starts: they inherit it
         if cfg.minimize_budget:
-            from dynfuzz.triage.queue import triage_lanes
+            from dynfuzz.triage.queue import TriagePool, triage_lanes
 
-            self.filer.enable_queue(cfg.minimize_budget, triage_lanes(cfg.workers))
+            self.triage = TriagePool(cfg.spec, cfg.minimize_budget, triage_lanes(cfg.workers),
+                                     log_dir=cfg.out / "workers")
+            self.ledger.triage = self.triage
+            for job in self.jobs_waiting:  # --resume: what the earlier run left waiting
+                self.triage.submit(job.ident, job.case, job.finding, job.meta, job.priority)
         t0 = time.monotonic()
         pool = None
         if cfg.ray is not None:
@@ -135,8 +172,7 @@ class Campaign(Ledger):
             with reporter, self._stop_on_signals():
                 while True:
                     now = time.monotonic()
-                    out_of_cases = (cfg.max_cases is not None and self.next_index >= cfg.max_cases
-                                    and self.prefetched is None)
+                    out_of_cases = self._cases_exhausted() and self.prefetched is None and not self.rerun
                     if pool is None:
                         if now >= deadline or out_of_cases or self.stopped_by:
                             break
@@ -144,14 +180,17 @@ class Campaign(Ledger):
                         last_summary = 0.0  # rewrite it now: --resume reads the stream position there
                     else:
                         open_for_new = not (now >= deadline or out_of_cases or self.stopped_by)
+                        allowed = self._balance(now - start, deadline - now, open_for_new, cfg.ray is None)
                         if open_for_new or (self.to_confirm and not self.stopped_by):
                             for slot in pool.idle():
+                                if len(pool.busy()) >= allowed and not self.to_confirm:
+                                    break
                                 case, info = self._take_next(open_for_new)
                                 if case is None:
                                     break
                                 self._write_inflight(slot.index, case)
                                 pool.submit(slot, case, {**info, "slot": slot.index})
-                        if not pool.busy():
+                        if not pool.busy() and not (open_for_new and allowed < pool_size(pool)):
                             break
                         if self._past_end_grace(deadline, pool):
                             break
@@ -161,7 +200,7 @@ class Campaign(Ledger):
                             self._collected(case, info, status, payload)
                             last_summary = 0.0  # rewrite it now: --resume reads the stream position there
                             (self.inflight_dir / f"w{info['slot']}.py").unlink(missing_ok=True)
-                    self.seconds = time.monotonic() - start
+                    self.ledger.seconds = self.previous_seconds + time.monotonic() - start
                     self.triage_poll()
                     self._sample()
                     reporter.update(self.status())
@@ -174,27 +213,63 @@ class Campaign(Ledger):
             if pool is not None:
                 self.worker_recycles = getattr(pool, "recycled", 0)
                 pool.close()
-            remove_compile_cache()
             for case, info in self.to_confirm:  # no chance to re-run them: filed unconfirmed
                 self._finish_guarded(case, "crash", {"exitcode": info["confirm"], "log": info.get("worker_log")})
             self.to_confirm.clear()
             if self.findings_db is not None:
                 self.findings_db.flush(force=True)  # what an outage kept back (Note [The database is a cache])
-        self.triage_drain(cfg.triage_grace if cfg.triage_grace is not None else triage_grace(cfg.budget))
-        self.seconds = time.monotonic() - start
+        try:
+            self.triage_drain(cfg.triage_grace if cfg.triage_grace is not None else triage_grace(cfg.budget))
+        finally:
+            remove_compile_cache()  # after the drain: the triage processes compile with it until they stop
+        self.ledger.seconds = self.previous_seconds + time.monotonic() - start
         if cfg.coverage is not None:
             self._finish_coverage()
         self._sample(force=True)
         summary = self.write_summary()
         write_progress_svg(cfg.out / "progress.svg", self.samples,
-                           f"dynfuzz {cfg.spec.describe()}: {self.cases} cases, {len(self.unique)} unique findings")
+                           f"dynfuzz {cfg.spec.describe()}: {self.ledger.cases} cases, "
+                           f"{len(self.ledger.unique)} unique findings")
         write_campaign_report(cfg.out, self.samples)
-        reporter.final(summary, self.unique_rows())
+        reporter.final(summary, self.ledger.unique_rows())
         if self.coverage_report is not None:
             from dynfuzz.run.line_coverage_report import format_table
 
-            reporter.console.print(format_table(self.coverage_report), highlight=False, markup=False)
+            reporter.print_text(format_table(self.coverage_report))
         return summary
+
+    # ---- triage: the lanes, their share of the workers, their results ----
+    def _balance(self, elapsed: float, remaining: float, open_for_new: bool, local: bool) -> int:
+        """How many case workers may run now; the rest of the campaign's processes triage (Note [Capacity
+        follows the queue])."""
+        workers = max(self.config.workers, 1)
+        if self.triage is None or not local:
+            return workers
+        urgent = self.triage.waiting_count(NEW) + self.triage.waiting_count(SUSPECT)
+        converted = self.capacity.converted(elapsed, remaining, urgent, self.triage.mean_job_seconds(),
+                                            open_for_new)
+        self.triage.resize(triage_lanes(workers) + converted)
+        return workers - converted
+
+    def triage_poll(self) -> None:
+        """Apply finished triage jobs to the ledger (non-blocking)."""
+        if self.triage is not None:
+            for ident, status, payload in self.triage.poll():
+                self.ledger.apply_triage(ident, status, payload)
+
+    def triage_drain(self, grace: float = 60.0) -> None:
+        """Triage on every process for at most `grace` s; what is left stays on disk for `dynfuzz triage`,
+        its buckets `unminimized`, and suspects are filed under their cheap keys."""
+        if self.triage is not None:
+            self.triage.resize(max(self.config.workers, 1) + triage_lanes(self.config.workers))
+            results, left = self.triage.drain(time.monotonic() + grace)
+            for ident, status, payload in results:
+                self.ledger.apply_triage(ident, status, payload)
+            self.triage_left = len(left)
+            self.triage_recycles = self.triage.recycled
+            self.triage_jobs = list(self.triage.job_seconds)
+            self.triage.close()
+        self.ledger.settle()
 
     def _finish_coverage(self) -> None:
         """Stop in-process measurement, merge the workers' data, write OUT/coverage.json."""
@@ -209,7 +284,7 @@ class Campaign(Ledger):
 
     def _sample(self, force: bool = False) -> None:
         """Record a point for the progress chart when the counts moved (at most ~500 points a run)."""
-        point = (round(self.seconds, 2), self.cases, len(self.unique))
+        point = (round(self.ledger.seconds - self.previous_seconds, 2), self.ledger.cases, len(self.ledger.unique))
         last = self.samples[-1] if self.samples else None
         spaced = last is None or point[0] - last[0] >= self.config.budget / 500
         if force or (last is None or point[1:] != last[1:]) and spaced:
@@ -270,7 +345,7 @@ class Campaign(Ledger):
             self.to_confirm.append((case, {"confirm": payload, "worker_log": info.get("worker_log", "")}))
             return
         if "confirm" in info and status != "crash":
-            self.harness_error(case, HarnessError(
+            self.ledger.harness_error(case, HarnessError(
                 "worker-lost", f"a worker died (exit code {info['confirm']}) running this case, but a fresh "
                                f"worker ran it to the end", info.get("worker_log", "")))
         if status == "crash":
@@ -283,18 +358,34 @@ class Campaign(Ledger):
 
         self.open_indices.pop(case.seed, None)
         try:
-            self._finish(case, status, payload)
+            self._observe(case, status, payload)
+            self.ledger._finish(case, status, payload)
         except Exception as e:
-            self.harness_error(case, HarnessError.from_exception(e))
+            self.ledger.harness_error(case, HarnessError.from_exception(e))
+
+    def _observe(self, case: Case, status: str, payload: Any) -> None:
+        """What the campaign's own processes take from a finished case: its new lines (coverage) and new
+        behaviours, which guidance rewards."""
+        new_lines = novelty = None
+        if self.tracker is not None:
+            new_lines = self.tracker.add(payload.coverage if status == "done" else None)
+        if status == "done":
+            novelty = self.behaviour_log.add(payload.behaviours, self.ledger.seconds, payload.observers)
+        if self.guide is not None:
+            self.guide.observe(case, novelty, new_lines)
 
     def _take_prefetched(self) -> Case | None:
         """The drawn-ahead case, or a fresh one; None once `--cases` is exhausted."""
         case, self.prefetched = self.prefetched, None
         if case is not None:
             return case
-        if self.config.max_cases is not None and self.next_index >= self.config.max_cases:
+        if self._cases_exhausted():
             return None
         return self._next_case()
+
+    def _cases_exhausted(self) -> bool:
+        """`--cases N` drawn: N counts the database replays too, which take no index of the seed stream."""
+        return self.config.max_cases is not None and self.next_index + self.replayed >= self.config.max_cases
 
     def _next_case(self) -> Case | None:
         """The next case of the stream (database replays first); None once `--cases` is exhausted.
@@ -303,10 +394,9 @@ class Campaign(Ledger):
         while True:
             if self.rerun:
                 index = self.rerun.pop(0)
-            elif self.config.max_cases is not None and self.next_index >= self.config.max_cases:
+            elif self._cases_exhausted():
                 return None
-            elif self.to_replay:
-                self.next_index += 1
+            elif self.to_replay:  # a replay is no index of the stream: every index's seed is drawn
                 self.replayed += 1
                 return self.to_replay.pop(0)
             else:
@@ -325,10 +415,10 @@ class Campaign(Ledger):
                 from dynfuzz.run.harness_errors import HarnessError
 
                 self.open_indices.pop(seed, None)
-                self.harness_error(Case(source="", seed=seed, families=self.config.families),
-                                   HarnessError.from_exception(e, "generator"))
+                self.ledger.harness_error(Case(source="", seed=seed, families=self.config.families),
+                                          HarnessError.from_exception(e, "generator"))
             finally:
-                self.timing_sums["generation"] += time.perf_counter() - t
+                self.ledger.timing_sums["generation"] += time.perf_counter() - t
 
     def _run_inline(self, compiler) -> None:
         from dynfuzz.run.isolation import run_case
@@ -346,3 +436,111 @@ class Campaign(Ledger):
     def _write_inflight(self, slot: int, case: Case) -> None:
         header = f"# in-flight case, seed {case.seed}, families {list(case.families)}\n"
         (self.inflight_dir / f"w{slot}.py").write_text(header + case.source)
+
+    # ---- reading ----
+    def status(self) -> dict[str, Any]:
+        ledger = self.ledger
+        return {"cases": ledger.cases, "seconds": ledger.seconds, "findings": ledger.findings,
+                "unique": len(ledger.unique), "bugs": ledger.filer.bugs(),
+                "queued": len(self.triage) if self.triage is not None else 0,
+                "crashes": ledger.crashes, "hangs": ledger.hangs, "nodes": dict(self.nodes)}
+
+    def summary(self) -> dict[str, Any]:
+        """`summary.json`: the ledger's counts, and the settings and processes of this campaign."""
+        from dynfuzz.run.resume import current_environment
+
+        cfg = self.config
+        jobs = getattr(self, "triage_jobs", None) or (self.triage.job_seconds if self.triage is not None else [])
+        return {
+            **self.ledger.summary(),
+            "startup_seconds": round(self.startup_seconds, 3),
+            "replayed_from_database": self.replayed,
+            "shard": list(getattr(cfg, "shard", (1, 1))),
+            "nodes": dict(self.nodes),
+            "max_cases": cfg.max_cases,
+            "known_file": str(cfg.known.path) if cfg.known.path is not None else None,
+            "mutants": sorted(m for m in os.environ.get("DYNFUZZ_MUTANTS", "").split(",") if m),
+            "disabled_constructs": current_environment()["disabled_constructs"],
+            **self._coverage_blocks(),
+            "behaviours": self.behaviour_log.summary(),
+            "torch_observers": observer_record(self.behaviour_log.observers),
+            "triage": {"minimize_budget": cfg.minimize_budget, "jobs": len(jobs),
+                       "left": getattr(self, "triage_left", None),
+                       "job_seconds_median": round(_quantile(jobs, 0.5), 3) if jobs else None,
+                       "job_seconds_p90": round(_quantile(jobs, 0.9), 3) if jobs else None,
+                       "converted_worker_seconds": round(self.capacity.used, 3)},
+            "resumed": self.resumed,
+            "resume": self.resume_block(),
+            "stopped_by": self.stopped_by,  # SIGTERM/SIGINT: ended early, results kept
+            "unfinished": self.unfinished,  # running at budget end + grace: abandoned, not counted
+            "worker_recycles": self.worker_recycles,  # Note [Workers are recycled] (run/workers.py)
+            "triage_recycles": getattr(self, "triage_recycles", 0),
+        }
+
+    def _coverage_blocks(self) -> dict[str, Any]:
+        """summary.json's `coverage` block (with --coverage) and `guided` block (with --guided)."""
+        from dynfuzz.run.line_coverage_report import summary_block
+
+        out: dict[str, Any] = {}
+        if self.coverage_report is not None:
+            out["coverage"] = summary_block(self.coverage_report, {"lines_traced": self.tracker.total,
+                                                                   "merge_seconds": round(self.coverage_seconds, 3)})
+        elif self.tracker is not None:
+            out["coverage"] = {"lines_traced": self.tracker.total}
+        if self.guide is not None:
+            out["guided"] = self.guide.summary()
+        return out
+
+    def write_summary(self) -> dict[str, Any]:
+        summary = self.summary()
+        path = self.config.out / "summary.json"
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(summary, indent=2) + "\n")
+        tmp.replace(path)
+        return summary
+
+
+def pool_size(pool: Any) -> int:
+    return len(pool.idle()) + len(pool.busy())
+
+
+def _quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered) + 0.5) - 1))]
+
+
+# Note [Capacity follows the queue]
+# A campaign has `--workers` processes for cases and one triage lane per three workers beside them. When
+# findings wait for triage (new cheap keys and suspects; localizations never count), workers are lent to
+# triage: a worker whose case is done takes no new case while it is lent, and the triage pool gets one more
+# lane. What is lent is bounded by an allowance of TRIAGE_SHARE of the workers' time so far, so generation
+# keeps at least about 1 - TRIAGE_SHARE of its cases whatever the queue; an allowance saved up while
+# nothing waited is what lets the campaign stop drawing early near its end, when the queue would not drain in
+# the time left. Workers come back as soon as nothing urgent waits.
+TRIAGE_SHARE = 0.25
+
+
+class Capacity:
+    """How many case workers are lent to triage (see Note [Capacity follows the queue])."""
+
+    def __init__(self, workers: int, share: float = TRIAGE_SHARE) -> None:
+        self.workers, self.share = workers, share
+        self.used = 0.0  # worker-seconds lent so far
+        self.lent = 0
+        self.last: float | None = None
+
+    def converted(self, elapsed: float, remaining: float, waiting: int, job_seconds: float,
+                  open_for_new: bool) -> int:
+        """Workers to lend now, given `waiting` urgent jobs of about `job_seconds` each."""
+        if self.last is not None:
+            self.used += self.lent * max(0.0, elapsed - self.last)
+        self.last = elapsed
+        allowance = self.share * self.workers * elapsed - self.used
+        if not open_for_new or waiting == 0 or allowance <= 0:
+            self.lent = 0
+            return 0
+        cap = self.workers - 1 if self.workers > 1 else 0
+        if remaining < waiting * job_seconds / max(self.workers, 1) and allowance >= self.workers * remaining:
+            cap = self.workers  # near the end, with time saved up: stop drawing, triage on every worker
+        self.lent = min(cap, waiting, int(allowance // max(job_seconds, 1.0)) + 1)
+        return self.lent

@@ -124,16 +124,15 @@ def make_compiler(spec: CompileSpec) -> Compiler:
 
     Mutants named in the environment (dynfuzz.mutants, test-only) are applied first, so that every
     spawned worker runs the same broken torch as its parent. Two costs of Dynamo's logging are cut, without
-    changing what it compiles: its guard-latency timing is switched off, and its stack capture at graph
-    breaks caches column tables (torch_compat; together a default-mix case is about 45% faster). The
-    count-only observers of Dynamo's behaviours are installed too (run/torch_observers.py)."""
+    changing what it compiles, unless the process tree runs pristine (`--pristine-torch`, the gate):
+    torch_compat's Note [Dynamo's logging speed-ups are a switch, and recorded]. The count-only observers of
+    Dynamo's behaviours are installed in every mode (run/torch_observers.py)."""
     from dynfuzz.mutants import apply_from_env
-    from dynfuzz.run.torch_compat import cache_stack_positions, skip_guard_latency_profiling
+    from dynfuzz.run.torch_compat import apply_speedups
     from dynfuzz.run.torch_observers import install
 
     apply_from_env()
-    skip_guard_latency_profiling()
-    cache_stack_positions()
+    apply_speedups()
     install()
     if spec.compiler == "torch":
         return TorchCompiler(spec)

@@ -5,7 +5,7 @@ Eager and compiled runs must start from the same state, so the program's
 source is executed anew for each mode. Dynamo keys its automatic-dynamic
 "frame state" by (filename, line, name), not by code object, so each exec also
 gets a unique filename; otherwise a second program would start out dynamic
-because of the first (DYNAMO_NOTES.md section 8).
+because of the first.
 """
 from __future__ import annotations
 
@@ -78,15 +78,42 @@ def exc_info(e: BaseException) -> ExcInfo:
         seen.add(id(cur))
         causes.append(type(cur).__qualname__)
         cur = cur.__cause__ or cur.__context__
-    torch_frame = None
-    for frame in traceback.extract_tb(e.__traceback__):
-        norm = frame.filename.replace(os.sep, "/")
-        if "/torch/" in norm:  # the last one: torch may itself be installed under a folder named torch
-            torch_frame = f"torch/{norm.rsplit('/torch/', 1)[1]}:{frame.name}"
+    frames = _torch_frames(e)
+    torch_frame = frames[-1] if frames else None
     message = str(e).strip().splitlines()[0][:500] if str(e).strip() else ""
     tb = "".join(traceback.format_exception(type(e), e, e.__traceback__, limit=-8))[-4000:]
     return ExcInfo(type(e).__qualname__, type(e).__module__, message, tuple(causes),
-                   getattr(e, "gb_type", None), torch_frame, tb, str(e)[:2000])
+                   getattr(e, "gb_type", None), torch_frame, tb, str(e)[:2000], key_frame(e))
+
+
+def _torch_frames(e: BaseException) -> list[str]:
+    """`torch/<file>.py:<function>` of the frames of `e`'s traceback inside torch, outermost first (torch may
+    itself be installed under a folder named torch: the last `/torch/` of a path counts)."""
+    out = []
+    for frame in traceback.extract_tb(e.__traceback__):
+        norm = frame.filename.replace(os.sep, "/")
+        if "/torch/" in norm:
+            out.append(f"torch/{norm.rsplit('/torch/', 1)[1]}:{frame.name}")
+    return out
+
+
+def key_frame(e: BaseException) -> str | None:
+    """The frame a crash's bucket key names: the innermost torch frame that is not a wrapper
+    (`triage.buckets.WRAPPER_FRAMES`), looked for in the deepest `__cause__` first (Dynamo re-raises what
+    broke as InternalTorchDynamoError, TorchRuntimeError or Unsupported `from` it)."""
+    from dynfuzz.triage.buckets import WRAPPER_FRAMES
+
+    chain, seen, cur = [], set(), e
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        chain.append(cur)
+        cur = cur.__cause__
+    for exc in reversed(chain):
+        inner = [f for f in _torch_frames(exc) if f not in WRAPPER_FRAMES]
+        if inner:
+            return inner[-1]
+    frames = _torch_frames(e)
+    return frames[-1] if frames else None
 
 
 def observe(source: str, entry: str, device: str, compiler: Compiler | None, mode: str,
@@ -147,12 +174,22 @@ def _global_torch_state_restored(obs: Observation) -> Iterator[None]:
         torch.set_default_dtype(dtype)
 
 
-@contextmanager
-def _snapshot_errors(when: str) -> Iterator[None]:
+def _snapshot(obs: Observation, when: str, compiled: bool, snap: Callable[..., Any], root: Any, **kw: Any) -> Any:
+    """`snap(root, **kw)`; when it raises, a SnapshotError (a harness error), except on the compiled side, whose
+    snapshot is taken again tolerantly (Note [An object the snapshot cannot read] in oracles/snapshot.py): the
+    judge decides from eager's snapshot whether what the compiled run left there is a torch divergence."""
     try:
-        yield
+        return snap(root, **kw)
     except Exception as e:
-        raise SnapshotError(f"snapshot {when} raised {type(e).__name__}: {e}") from e
+        message = f"snapshot {when} raised {type(e).__name__}: {e}"
+        if not compiled:
+            raise SnapshotError(message) from e
+        try:
+            snapshot = snap(root, tolerant=True, **kw)
+        except Exception:
+            raise SnapshotError(message) from e
+        obs.extra.setdefault("unreadable_snapshots", []).append(message[:500])
+        return snapshot
 
 
 def _run_plan(ns, entry, device, compiler, obs, keep_live) -> None:
@@ -178,8 +215,8 @@ def _run_plan(ns, entry, device, compiler, obs, keep_live) -> None:
             args = ns["inputs"](device, i)
         except Exception as e:  # the same in every mode: the program is unusable, not a torch divergence
             raise InvalidCase(f"inputs({device!r}, {i}) raised {type(e).__name__}: {e}") from e
-        with _snapshot_errors("before the call"):
-            before, known = take_tracked({"args": args, "state": program_state(ns)})
+        before, known = _snapshot(obs, "before the call", compiler is not None, _tracked,
+                                  {"args": args, "state": program_state(ns)})
         error, out = None, None
         start = time.perf_counter()
         with warnings.catch_warnings():
@@ -193,18 +230,27 @@ def _run_plan(ns, entry, device, compiler, obs, keep_live) -> None:
         obs.torch_seconds += seconds
         if i == 0:
             obs.first_call_seconds = seconds
-        with _snapshot_errors("after the call"):
-            # Exported, only outputs and errors are judged (Note [What an export run is judged on]); the
-            # frame's globals may even hold the fake tensors export traced with (a Python side effect applied
-            # during tracing and, unlike under torch.compile, never replayed with real ones)
-            visible = {} if exported else program_state(ns)
-            state = take({"args": args, "out": out, "state": visible, "between": between_value},
-                         known_tensors=known)
+        # Exported, only outputs and errors are judged (Note [What an export run is judged on]); the frame's
+        # globals may even hold the fake tensors export traced with (a Python side effect applied during tracing
+        # and, unlike under torch.compile, never replayed with real ones)
+        visible = {} if exported else program_state(ns)
+        state = _snapshot(obs, "after the call", compiler is not None, take,
+                          {"args": args, "out": out, "state": visible, "between": between_value}, known_tensors=known)
         obs.calls.append(CallRecord(i, error, state, before, out if keep_live else None,
                                     args if keep_live else None, between_error, seconds,
                                     compiler.frames() if compiler else 0, backward_error))
     if compiler:
         obs.graph_breaks = compiler.graph_breaks()
+
+
+def _tracked(root: Any, tolerant: bool = False) -> tuple[Any, set[int]]:
+    """`take_tracked`, tolerantly when asked (the ids of the tensors it reached, for the next snapshot)."""
+    if not tolerant:
+        return take_tracked(root)
+    from dynfuzz.oracles.snapshot import TolerantSnapshotter
+
+    walker = TolerantSnapshotter()
+    return walker.take(root), walker.tensor_ids
 
 
 def grad_outputs(out: Any, positions: list[int] | None = None) -> list:

@@ -13,9 +13,10 @@ An exported program is a graph of tensor operations: the Python side effects of 
 (globals written, lists appended to, attributes set) are not replayed, by design, and a graph
 exported at call 0's arguments and state says nothing about call 1. So an export program makes one
 call (the generator writes `CALLS = 1`) and is judged only on its outputs and on whether it raised
-(`EXPORT_ORACLES`). `Unsupported` and `UserError` are export's documented refusals (a graph break, a
-non-pytree input, an optional parameter) and are deliberate skips (oracles/exceptions.py); any other
-error where eager ran, or any output that differs from eager's, is a finding.
+(`EXPORT_ORACLES`). Export's documented refusals (a deliberate graph break, a non-pytree input or output,
+an optional parameter, data-dependent control flow...: `EXPORT_REFUSALS` in oracles/exceptions.py) are
+deliberate skips; any other error where eager ran (another `Unsupported` is an `exceptions/unsupported`
+finding), or any output that differs from eager's, is a finding.
 
 `EXPORT_HELPER` is the one text of the wrapper: the harness executes it, and the repro template pastes
 it, so a repro exports exactly as the campaign did.

@@ -8,6 +8,14 @@ with the same metadata, a global the trace never read). `run_perturbation()`
 compiles the entry, calls it once, applies the change to the eager and the
 compiled namespaces alike, calls again and records what the guard oracle needs.
 
+Note [A perturbation that raises]
+Every call of the program, eager or compiled, runs inside `_call`, which keeps what it raises as the call's
+result: torch's errors are compared there, never lost. What is left to raise in `run_perturbation` is
+dynfuzz's own: applying a change derived from the reference guards, rebuilding an argument, snapshotting,
+diffing. So a perturbation that raises is a harness error (the guard oracle files it as `oracle-error`,
+which the campaign counts under `harness_errors` `oracle`, with the traceback), never a finding and never
+silently dropped: a probe that cannot run has not shown that the guards hold.
+
 Note [Why guard checks compare against a fresh eager run]
 A stale cache entry is only visible as a difference from eager on the changed
 state, so both modes run the same two calls on their own namespaces; graph
@@ -20,6 +28,7 @@ import ast
 import inspect
 import linecache
 import re
+import traceback
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -58,7 +67,7 @@ class PerturbationResult:
     failures: list[str] = field(default_factory=list)
     would_hit: str | None = None
     compiled_error: str | None = None
-    note: str = ""
+    error: str = ""  # dynfuzz could not run the perturbation: the traceback (Note [A perturbation that raises])
 
 
 def perturbations(trace: Trace, params: tuple[str, ...], ns: dict) -> list[Perturbation]:
@@ -292,8 +301,8 @@ def run_perturbation(case: Case, compiler: Compiler, p: Perturbation, device: st
         result.recompiled = compiler.frames() > frames
         result.failures = _new_failures(seen) if isinstance(compiler, TorchCompiler) else (
             ["recompiled (the compiler reported no guard text)"] if result.recompiled else [])
-    except Exception as e:  # a perturbation the program cannot take (e.g. a dtype it rejects in setup)
-        result.note = f"skipped: {type(e).__name__}: {e}"[:200]
+    except Exception as e:  # Note [A perturbation that raises]
+        result.error = f"{type(e).__name__}: {e}\n{traceback.format_exc()[-4000:]}"
     finally:
         linecache.cache.pop(file_e, None)
         linecache.cache.pop(file_c, None)

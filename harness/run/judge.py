@@ -63,6 +63,8 @@ def judge(case: Case, compiler: Compiler, spec: CompileSpec, only: tuple[str, ..
     obs = _compiled_observations(case, compiler, spec, spec.backend, eager, facts)
     behaviours = collect_behaviours()
     compiled = obs.compiled
+    if compiled.extra.get("unreadable_snapshots"):
+        _unreadable_must_diverge(eager, compiled)
     judged = True
     if obs.extra.get(EXPORTED):  # Note [What an export run is judged on]
         from dynfuzz.run.export_runner import EXPORT_ORACLES
@@ -153,6 +155,23 @@ def _reference(case: Case, spec: CompileSpec, compiler: Compiler, obs: Observati
         info["guards_ms"] = round((time.perf_counter() - start) * 1000, 3)
         info["perturbations"] = len(obs.extra["guards"])
     return trace, info
+
+
+def _unreadable_must_diverge(eager: Observation, compiled: Observation) -> None:
+    """The compiled run left objects its snapshot could not read (Note [An object the snapshot cannot read] in
+    oracles/snapshot.py). Where eager's snapshot of the same path holds another type, that is a torch divergence
+    the oracles judge as one (a `type` difference); where it holds the same type, the snapshot failed on an
+    ordinary object: a SnapshotError (a harness error), as it would have been eagerly."""
+    from dynfuzz.errors import SnapshotError
+    from dynfuzz.oracles.snapshot import Diffs, diff
+
+    for e_call, c_call in zip(eager.calls, compiled.calls):
+        for e, c in ((e_call.before, c_call.before), (e_call.state, c_call.state)):
+            unexplained = diff(e, c, out=Diffs(), limit=10**6).unreadable
+            if unexplained:
+                path, _, kind = unexplained[0]
+                raise SnapshotError(f"{compiled.extra['unreadable_snapshots'][0]} (at {path or 'the root'}, a "
+                                    f"{kind} as in eager's run)")
 
 
 def _unique(findings: list[Finding]) -> list[Finding]:

@@ -1,27 +1,24 @@
-"""The campaign's ledger: counts, findings filed by root-cause bucket, and `summary.json`.
+"""The campaign's ledger: what a campaign counts, and the decision where each finding is filed.
 
-Kept apart from the loop in `campaign.py` (which schedules cases onto workers or a cluster) so that
-what is counted and filed, and how, lives in one place whatever ran the cases.
+Kept apart from the loop in `campaign.py` (which schedules cases onto workers or a cluster, and runs the
+triage lanes) so that what is counted and filed, and how, lives in one place whatever ran the cases; `dynfuzz
+triage DIR` (run/finish.py) rebuilds a ledger from a campaign folder and applies the same rules.
 
-Filing (see docs/findings.md, "Root-cause buckets"): every finding gets a cheap key (the bucket key computed on the
-unminimized program, no judge call). A finding is new when its signature and cheap key are, together:
-a signature alone ("out[0] values differ") is shared by unrelated bugs, and counting a second bug into the
-first one's bucket (or into a known issue's) because its symptom reads the same would hide it. A new
-finding is filed under `findings/<slug>-<id>/examples/`. A cheap
-key seen for the first time is handed to the minimization queue; when it comes back minimized and
-explained, its bucket is re-keyed by the explained key (merged into an existing bucket, or dropped as
-a known issue) and gets `repro.py` and `report.md`. What the queue has not finished by the end stays
-under its cheap key, marked `unminimized`.
-
-A finding whose signature is already filed under another cheap key is a suspect: most are the same bug
-reached through other program text, some are a second bug. With the queue on, it is not filed at once but
-triaged on the side, and re-filed by its explained key when that comes back (into its own bucket when the
-cause is new, else into the known issue or bucket the key names); a suspect still waiting at the end is
-counted with the first finding of its signature, as it would have been without the queue.
+Filing (docs/findings.md, "Root-cause buckets"): every finding gets a cheap key (the bucket key computed on
+the unminimized program, no judge call). A finding is new when its identity, its signature together with its
+cheap key, is: a signature alone ("out[0] values differ") is shared by unrelated bugs. A new identity is
+- **filed at once** in a bucket of its cheap key when that cheap key and its signature are seen for the first
+  time, and handed to triage first (priority `NEW`): the bucket is re-keyed when triage explains it;
+- a **suspect** when its signature or its cheap key is filed already: most are the same bug reached through
+  other program text, some are a second bug. It waits for its own triage (priority `SUSPECT`), then goes where
+  its explained key says: into that bucket, a new one, or a known issue. A suspect is never counted with
+  another finding, and never as known, before its own triage names it.
+Every identity waiting for triage is also on disk (Note [Nothing waits only in memory], triage/pending.py):
+at the end, suspects still waiting are filed under their cheap keys, `unminimized`, for `dynfuzz triage`.
+Without triage (`--no-minimize`) every new identity is filed under its cheap key at once.
 """
 from __future__ import annotations
 
-import json
 import sys
 from collections import Counter
 from dataclasses import dataclass
@@ -31,14 +28,12 @@ from typing import TYPE_CHECKING, Any
 from dynfuzz.generators.case import Case
 from dynfuzz.oracles import Finding, finding
 from dynfuzz.oracles.model import SEVERITY
-from dynfuzz.run.behaviour_log import BehaviourLog
 from dynfuzz.run.harness_errors import HarnessError, HarnessErrorLog
-from dynfuzz.run.line_coverage import Tracker
-from dynfuzz.run.line_coverage_report import summary_block
 from dynfuzz.run.multi_backend import layer_summary
-from dynfuzz.run.torch_observers import record as observer_record
-from dynfuzz.triage.explain import cheap_explanation
+from dynfuzz.run.provenance import provenance
+from dynfuzz.triage.explain import Explanation, cheap_explanation
 from dynfuzz.triage.filing import BucketFiler
+from dynfuzz.triage.pending import LOCALIZE, NEW, SUSPECT, Job, PendingJobs
 from dynfuzz.triage.repro import torch_version
 
 if TYPE_CHECKING:
@@ -53,7 +48,7 @@ class Unique:
     count: int = 1
     bucket: str | None = None  # the key of the bucket it is filed in
     cheap_key: str | None = None  # the bucket key of the program as it was found (before minimization)
-    case: Case | None = None  # a suspect's case, kept until it is filed
+    case: Case | None = None  # the program, kept while its triage is pending
 
 
 def identity(signature: str, cheap_key: str) -> str:
@@ -62,16 +57,18 @@ def identity(signature: str, cheap_key: str) -> str:
 
 
 class Ledger:
-    """Everything a campaign counts and files; `Campaign` feeds it finished cases through `_finish`."""
+    """Everything a campaign counts and files; the campaign feeds it finished cases through `_finish`, and
+    triage results through `apply_triage`."""
 
     def __init__(self, config: CampaignConfig) -> None:
         self.config = config
         self.findings_dir = config.out / "findings"
         self.unique: dict[str, Unique] = {}
+        self.suspects: dict[str, Unique] = {}  # identity -> a finding waiting for its own triage, not yet filed
         self.known_hits: Counter[str] = Counter()
         self.known_by_identity: dict[str, str] = {}  # identity() of findings keyed as known issues -> key
         self.first_of_signature: dict[str, str] = {}  # signature -> identity of its first finding filed or known
-        self.suspects: dict[str, Unique] = {}  # identity -> a finding waiting for its side triage
+        self.cheap_keys_seen: set[str] = set()  # cheap keys filed so far (their buckets may have been re-keyed)
         self.features: Counter[str] = Counter()
         self.by_oracle: Counter[str] = Counter()
         self.by_kind: Counter[str] = Counter()
@@ -87,32 +84,16 @@ class Ledger:
         self.unsupported_constructs: Counter[str] = Counter()
         self.skipped: Counter[str] = Counter()  # cases not judged, by reason (a deliberate refusal)
         self.seconds = 0.0
-        self.startup_seconds = 0.0
-        self.replayed = 0
-        self.findings_db = None
         self.harness_errors = HarnessErrorLog(config.out / "harness-errors")
-        self.previous: dict[str, dict[str, Any]] = {}  # --resume: identities the earlier run found (run/resume.py)
-        self.resumed: dict[str, Any] | None = None
         self.filer = BucketFiler(self.findings_dir, config.spec, config.known, torch_version())
-        self.nodes: Counter[str] = Counter()  # cases per cluster node (with --ray)
-        coverage = getattr(config, "coverage", None)
-        self.tracker = Tracker(coverage) if coverage is not None else None
-        self.guide = None  # a run.guided.Guide when the campaign is guided (--guided)
-        self.coverage_report: dict[str, Any] | None = None
-        self.coverage_seconds = 0.0
-        self.behaviour_log = BehaviourLog()
+        self.pending = PendingJobs(config.out / "queue")
+        self.triage: Any = None  # where triage jobs go (the campaign's TriagePool); None: no triage
+        self.localized: set[str] = set()  # bucket keys whose localization was queued
+        self.on_new_finding: Any = None  # called with the case of every newly filed identity (example database)
 
     # ---- bookkeeping ----
     def _finish(self, case: Case, status: str, payload: Any) -> None:
         self.cases += 1
-        new_lines = None
-        if self.tracker is not None:
-            new_lines = self.tracker.add(payload.coverage if status == "done" else None)
-        novelty = None
-        if status == "done":  # run/behaviour_log.py
-            novelty = self.behaviour_log.add(payload.behaviours, self.seconds, payload.observers)
-        if self.guide is not None:
-            self.guide.observe(case, novelty, new_lines)
         self.features.update(case.tags)
         if status in ("harness-error", "error"):  # dynfuzz could not judge it: filed apart, never a finding
             self.harness_error(case, HarnessError.from_payload(payload))
@@ -131,14 +112,14 @@ class Ledger:
                 self.reference[status] += 1
                 if status != "traced":
                     self.unsupported_constructs[str(result.reference.get("construct"))] += 1
-            saved = len(self.unique)
+            new = []
             for f in result.findings:
                 if f.oracle == "harness" and f.kind == "oracle-error":
                     self.harness_error(case, HarnessError("oracle", f.message, "\n".join(f.details)))
                 else:
-                    self.record(case, f)
-            if getattr(result, "torch_log", "") and len(self.unique) > saved:
-                self._attach_torch_log(case, result.torch_log)
+                    new += self.record(case, f)
+            if getattr(result, "torch_log", "") and new:
+                self._attach_torch_log(new, result.torch_log)
             return
         if status == "crash":
             self.crashes += 1
@@ -154,8 +135,9 @@ class Ledger:
                         severity="info")
         self.record(case, f)
 
-    def record(self, case: Case, f: Finding) -> None:
-        """Count a finding; file it once per identity in its bucket unless it is a known issue."""
+    def record(self, case: Case, f: Finding) -> list[Unique]:
+        """Count a finding; file it once per identity (or queue it as a suspect) unless it is a known issue.
+        Returns the identity it made new, if any (its example is written, or its job is queued)."""
         self.findings += 1
         self.by_oracle[f.oracle] += 1
         self.by_kind[f.kind] += 1
@@ -163,106 +145,147 @@ class Ledger:
             self.by_layer[f.layer] += 1
         cheap = cheap_explanation(case, f)
         ident = identity(f.signature, cheap.key)
-        if ident in self.known_by_identity:  # its first occurrence was keyed as a known issue
+        if ident in self.known_by_identity:  # its own key (or its own triage) named a known issue
             self.known_hits[self.known_by_identity[ident]] += 1
-            return
-        earlier = self.previous.get(ident) or self.previous.get(f.signature)
-        if earlier is not None:  # found before a --resume: counted, never filed or reported again
-            earlier["count"] = earlier.get("count", 1) + 1
-            return
-        if ident in self.unique:
-            u = self.unique[ident]
+            return []
+        u = self.unique.get(ident) or self.suspects.get(ident)
+        if u is not None:
             u.count += 1
             self.filer.count(u)
-            return
-        if ident in self.suspects:
-            self.suspects[ident].count += 1
-            return
-        u = Unique(f, None, case.seed, cheap_key=cheap.key)
-        if f.signature in self.first_of_signature and not self.filer.routed(cheap) and self.filer.probe(case, f, cheap):
-            u.case = case
+            return []
+        u = Unique(f, None, case.seed, cheap_key=cheap.key, case=case)
+        triage = self.triage is not None and f.oracle != "harness" and cheap.cls not in ("internal-error",
+                                                                                         "reference-disagreement")
+        if triage and (f.signature in self.first_of_signature or cheap.key in self.cheap_keys_seen) \
+                and not self.filer.known_key(cheap.key):
             self.suspects[ident] = u
-            return
-        self._file(case, u, ident, cheap)
+            self._queue(ident, case, f, SUSPECT, cheap.key)
+            return [u]
+        if not self._file(case, u, ident, cheap):
+            return []
+        if triage:
+            self._queue(ident, case, f, NEW, cheap.key)
+        else:
+            u.case = None
+        return [u]
 
-    def _file(self, case: Case, u: Unique, ident: str, cheap: Any) -> None:
+    def _file(self, case: Case, u: Unique, ident: str, explanation: Explanation) -> bool:
+        """File `u` under `explanation`'s key; False (and counted as known) when that key is a known issue."""
         f = u.finding
+        if self.filer.known_key(explanation.key):
+            self.known_by_identity[ident] = explanation.key
+            self.known_hits[explanation.key] += u.count
+            return False
         self.first_of_signature.setdefault(f.signature, ident)
-        if not self.filer.file(case, f, u, self.seconds, cheap):
-            # Known issues match by bucket key, never by signature: a known one must not hide a new one.
-            self.known_by_identity[ident] = u.bucket or f.signature
-            self.known_hits[u.bucket or f.signature] += u.count
-            return
-        for _ in range(u.count - 1):
-            self.filer.count(u)
+        self.cheap_keys_seen.add(u.cheap_key or explanation.key)
+        self.filer.file(case, f, u, self.seconds, explanation)
         self.unique[ident] = u
-        if self.findings_db is not None:
-            self.findings_db.save(case)
+        if self.on_new_finding is not None:
+            self.on_new_finding(case)
+        return True
 
-    def _file_suspects(self) -> None:
-        """File the suspects whose side triage has come back, by their explained key."""
-        done = set(self.filer.resolved)
-        self.filer.resolved.clear()
+    def _queue(self, ident: str, case: Case, f: Finding, priority: int, cheap_key: str) -> None:
+        from dynfuzz.run.multi_backend import spec_for
+        from dynfuzz.triage.repro import metadata_for, render_repro
+
+        job = Job(ident, case, f, priority, {"bucket_cheap": cheap_key})
+        spec = spec_for(self.config.spec, f.layer)
+        self.pending.save(job, render_repro(case, f, spec, metadata_for(case, f, spec, cheap_key=cheap_key)))
+        self.triage.submit(ident, case, f, job.meta, priority)
+
+    # ---- triage results ----
+    def apply_triage(self, ident: str, status: str, payload: Any) -> None:
+        """A triage job came back: move its identity where its explained key says (see the module docstring)."""
+        if ident.startswith("localize "):
+            self._apply_localization(ident[len("localize "):], status, payload)
+            self.pending.done(ident)
+            return
+        suspect = ident in self.suspects
+        u = self.suspects.pop(ident, None) or self.unique.get(ident)
+        self.pending.done(ident)
+        if u is None or u.case is None:
+            return
+        case, f = u.case, u.finding
+        if status != "done" or not payload.minimized:
+            note = f"triage failed: {payload}" if status != "done" else \
+                "did not diverge again in the triage worker" + (
+                    "; its repro did not reproduce in three fresh processes either" if payload.verdict == "flaky"
+                    else "; its repro still reproduces in a fresh process")
+            if suspect:
+                self._file(case, u, ident, cheap_explanation(case, f))
+            flaky = status == "done" and payload.verdict == "flaky"
+            self.filer.mark(u, "flaky" if flaky else "unminimized", note, payload.verdict if status == "done" else None)
+            u.case = None
+            return
+        # "tensor ops" is never the key of a triaged bucket: an unexplained one keeps its cheap key
+        explanation = cheap_explanation(case, f) if payload.explanation.unexplained else payload.explanation
+        key = explanation.key
+        if self.filer.known_key(key):
+            if not suspect:
+                self.filer.remove(u)
+                del self.unique[ident]
+            self.known_by_identity[ident] = key
+            self.known_hits[key] += u.count
+            return
+        self.first_of_signature.setdefault(f.signature, ident)
+        bucket = self.filer.place(u, case, f, payload, self.seconds, explanation)
+        if suspect:
+            self.unique[ident] = u
+            if self.on_new_finding is not None:
+                self.on_new_finding(case)
+        u.case = None
+        self._localize(bucket, payload)
+
+    def _localize(self, bucket: Any, t: Any) -> None:
+        """Queue the localization of a newly explained bucket of a silent divergence (lowest priority)."""
+        from dynfuzz.triage.localize import wants_localization
+
+        if self.triage is None or bucket.key in self.localized or not wants_localization(t.explanation):
+            return
+        self.localized.add(bucket.key)
+        ident = "localize " + bucket.key
+        job = Job(ident, t.case, t.finding, LOCALIZE, {"bucket": bucket.key})
+        self.pending.save(job)
+        self.triage.submit(ident, t.case, t.finding, job.meta, LOCALIZE)
+
+    def _apply_localization(self, key: str, status: str, payload: Any) -> None:
+        bucket = self.filer.buckets.get(key)
+        if bucket is None or status != "done":
+            return
+        bucket = self.filer.localized(bucket, payload)
+        if self.filer.known_key(bucket.key):  # its localized key is a known issue: its findings count as known
+            for ident, u in list(self.unique.items()):
+                if u.bucket == bucket.key:
+                    self.known_by_identity[ident] = bucket.key
+                    self.known_hits[bucket.key] += u.count
+                    del self.unique[ident]
+            self.filer.drop(bucket)
+
+    def settle(self) -> None:
+        """At the end: suspects still waiting are filed under their cheap keys, `unminimized` (their jobs stay on
+        disk for `dynfuzz triage`), never counted with another finding or as known."""
         for ident, u in list(self.suspects.items()):
-            if u.cheap_key in done:
-                del self.suspects[ident]
-                case, u.case = u.case, None
-                self._file(case, u, ident, cheap_explanation(case, u.finding))
-
-    def _settle_suspects(self) -> None:
-        """At the end: a suspect whose triage did not come back counts with its signature's first finding."""
-        self._file_suspects()
-        for u in self.suspects.values():
-            first = self.first_of_signature[u.finding.signature]
-            if first in self.unique:
-                self.unique[first].count += u.count
-                for _ in range(u.count):
-                    self.filer.count(self.unique[first])
-            else:
-                self.known_hits[self.known_by_identity[first]] += u.count
+            if u.case is not None:
+                self._file(u.case, u, ident, cheap_explanation(u.case, u.finding))
         self.suspects.clear()
 
     def harness_error(self, case: Case, error: HarnessError) -> None:
         """File a case dynfuzz could not judge under OUT/harness-errors/ (see run/harness_errors.py)."""
         self.harness_errors.record(error, case.seed, case.families, case.source)
 
-    def _attach_torch_log(self, case: Case, text: str) -> None:
+    def _attach_torch_log(self, new: list[Unique], text: str) -> None:
         """torch's log lines from the case, beside each finding example it just saved."""
-        for u in self.unique.values():
-            if u.seed == case.seed and u.path is not None and u.path.exists():
+        for u in new:
+            if u.path is not None and u.path.exists():
                 log = u.path.with_name(u.path.stem + ".torch.log")
                 if not log.exists():
                     log.write_text(text)
 
-    def status(self) -> dict[str, Any]:
-        return {"cases": self.cases, "seconds": self.seconds, "findings": self.findings, "unique": len(self.unique),
-                "bugs": self.filer.bugs(), "queued": self.filer.queued(),
-                "crashes": self.crashes, "hangs": self.hangs, "nodes": dict(self.nodes)}
-
-    def triage_poll(self) -> None:
-        """Take finished minimizations from the queue and re-file their buckets (non-blocking)."""
-        for key in self.filer.poll():
-            self._forget_known(key)
-        self._file_suspects()
-
-    def triage_drain(self, grace: float = 60.0) -> None:
-        """Wait at most `grace` s for the queue; what is left stays under its cheap key, `unminimized`."""
-        for key in self.filer.drain(grace):
-            self._forget_known(key)
-        self._settle_suspects()
-
-    def _forget_known(self, key: str) -> None:
-        """A bucket turned out to be a known issue once explained: its findings count as known."""
-        for ident, u in list(self.unique.items()):
-            if u.bucket == key:
-                self.known_hits[key] += u.count
-                self.known_by_identity[ident] = key
-                del self.unique[ident]
-
     def unique_rows(self) -> list[Unique]:
-        return sorted(self.unique.values(), key=lambda u: (-_severity(u.finding), -u.count))
+        return sorted(self.unique.values(), key=lambda u: (-SEVERITY.get(u.finding.severity, 0), -u.count))
 
     def summary(self) -> dict[str, Any]:
+        """The counting part of `summary.json` (the campaign adds settings of its processes and coverage)."""
         cfg = self.config
         seconds = max(self.seconds, 1e-9)
         workers = max(cfg.workers, 1)
@@ -270,6 +293,7 @@ class Ledger:
         return {
             "torch": torch_version(),
             "python": sys.version.split()[0],
+            **provenance(),  # hypothesis, dynfuzz_commit, torch_patches (run/provenance.py)
             "backend": cfg.spec.backend,
             "device": cfg.spec.device,
             "fullgraph": cfg.spec.fullgraph,
@@ -282,14 +306,10 @@ class Ledger:
             "workers": cfg.workers,
             "budget_seconds": cfg.budget,
             "seconds": round(self.seconds, 3),
-            "startup_seconds": round(self.startup_seconds, 3),
             "cases": self.cases,
-            "replayed_from_database": self.replayed,
-            "shard": list(getattr(cfg, "shard", (1, 1))),
-            "nodes": dict(self.nodes),
             "cases_per_second": round(self.cases / seconds, 3),
             "findings": self.findings,
-            "unique": len(self.unique) + len(self.previous),
+            "unique": len(self.unique),
             "known": sum(self.known_hits.values()),
             "known_signatures": dict(self.known_hits),
             "by_oracle": dict(self.by_oracle),
@@ -307,57 +327,19 @@ class Ledger:
             "layers": layer_summary(self.timing_sums, self.cases, self.by_layer),
             "reference": {"enabled": cfg.spec.reference, "guards": cfg.spec.guards, **dict(self.reference),
                           "unsupported_constructs": dict(self.unsupported_constructs)},
-            **self._coverage_blocks(),
-            "behaviours": self.behaviour_log.summary(),
-            "torch_observers": observer_record(self.behaviour_log.observers),
             "unique_findings": [
                 {"signature": u.finding.signature, "oracle": u.finding.oracle, "kind": u.finding.kind,
                  "severity": u.finding.severity, "message": u.finding.message, "count": u.count,
                  "seed": u.seed, "file": str(u.path) if u.path else None, "bucket": u.bucket,
                  "layer": u.finding.layer, "cheap_key": u.cheap_key}
                 for u in self.unique_rows()
-            ] + list(self.previous.values()),
+            ],
             "bugs": self.filer.bugs(),
             "refusals": self.filer.in_tier("refusal"),
             "performance": self.filer.in_tier("performance"),
             "buckets": [b.summary() for b in self.filer.rows()],
             "internal_errors": self.filer.internal(),
+            "queued": len(self.pending),
             "harness_errors": self.harness_errors.summary(),
-            "resumed": self.resumed,
-            "resume": self.resume_block(),
-            "stopped_by": getattr(self, "stopped_by", None),  # SIGTERM/SIGINT: ended early, results kept
-            "unfinished": getattr(self, "unfinished", 0),  # running at budget end + grace: abandoned, not counted
-            "worker_recycles": getattr(self, "worker_recycles", 0),  # Note [Workers are recycled] (run/workers.py)
-            "triage_recycles": self.filer.queue.recycled if self.filer.queue is not None else 0,
             "harness_error_records": self.harness_errors.rows,
         }
-
-    def _coverage_blocks(self) -> dict[str, Any]:
-        """summary.json's `coverage` block (with --coverage) and `guided` block (with --guided)."""
-        out: dict[str, Any] = {}
-        if self.coverage_report is not None:
-            out["coverage"] = summary_block(self.coverage_report, {"lines_traced": self.tracker.total,
-                                                                   "merge_seconds": round(self.coverage_seconds, 3)})
-        elif self.tracker is not None:
-            out["coverage"] = {"lines_traced": self.tracker.total}
-        if self.guide is not None:
-            out["guided"] = self.guide.summary()
-        return out
-
-    def resume_block(self) -> dict[str, Any] | None:
-        """Where the seed stream stands, for `--resume` (the campaign loop provides it)."""
-        return None
-
-    def write_summary(self) -> dict[str, Any]:
-        summary = self.summary()
-        path = self.config.out / "summary.json"
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(summary, indent=2) + "\n")
-        tmp.replace(path)
-        return summary
-
-
-
-
-def _severity(f: Finding) -> int:
-    return SEVERITY.get(f.severity, 0)

@@ -4,26 +4,35 @@ Note [Resuming a campaign]
 A campaign rewrites `OUT/summary.json` after every batch of finished cases, atomically, with a `resume`
 block: the stream position (`next_index`, the next seed index to draw) and the indices drawn but not
 finished (`open_indices`: in flight, waiting to be confirmed, drawn ahead). Resuming reads the settings
-from that file (a flag that contradicts them is a usage error; `--budget` gives new time), restores the
-counts, keeps every signature already found (counted again, never re-filed or re-reported), runs the open
-indices again first (they did not crash: the parent died), then continues the seed stream. A finding
-filed between a case's end and the summary's rewrite is re-found by the re-run under the same signature,
-so the union has no duplicates and loses nothing.
+from that file (every setting that changes what a case means; a flag that contradicts one is a usage error),
+restores everything the campaign had (counts, findings, buckets, `bugs`, skips, the triage jobs still waiting
+in `queue/`: run/campaign_state.py, the loader `dynfuzz triage` uses too), runs the open indices again first
+(they did not crash: the parent died), then continues the seed stream until the original `--cases` or the
+budget: `--budget` when given, else what the original budget had left. `seconds` counts the wall time of
+every run of the campaign together, so `cases_per_second` stays a rate. A finding filed between a case's
+end and the summary's rewrite is re-found by the re-run under the same identity, so the union has no
+duplicates and loses nothing.
 """
 from __future__ import annotations
 
-import json
-from collections import Counter
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from dynfuzz.errors import UsageError
+from dynfuzz.run.campaign_state import read_summary
 
 # summary.json field -> the `dynfuzz fuzz` flag (argparse dest) it came from
 SETTINGS = {"seed": "seed", "families": "family", "backend": "backend", "device": "device",
-            "fullgraph": "fullgraph", "dynamic": "dynamic", "compiler": "compiler", "workers": "workers"}
-_COUNTERS = ("cases", "findings", "crashes", "hangs", "eager_errors")
+            "fullgraph": "fullgraph", "dynamic": "dynamic", "compiler": "compiler", "workers": "workers",
+            "backends": "backends", "cross_device": "cross_device", "reference_enabled": "reference",
+            "guards_enabled": "guards", "mutants": "mutant", "shard_flag": "shard", "known_file": "known"}
+# settings a resumed run takes over unless the command line gives another value (they change how long it runs,
+# not what a case means)
+DEFAULTS = {"max_cases": "cases"}
+# what the environment (not a flag) decides, and would make a seed draw or judge another case
+ENVIRONMENT = ("torch", "hypothesis", "disabled_constructs")
 
 
 @dataclass
@@ -36,63 +45,73 @@ class ResumeState:
     open_indices: list[int] = field(default_factory=list)
 
     @property
-    def previous_signatures(self) -> dict[str, dict[str, Any]]:
-        """The earlier run's findings by identity (signature and cheap key; by signature alone for a summary
-        written before findings carried their cheap key)."""
-        from dynfuzz.run.ledger import identity
-
-        return {identity(row["signature"], row["cheap_key"]) if row.get("cheap_key") else row["signature"]: dict(row)
-                for row in self.summary.get("unique_findings", [])}
+    def remaining_budget(self) -> float:
+        return max(0.0, float(self.summary.get("budget_seconds", 0)) - float(self.summary.get("seconds", 0)))
 
 
 def load(out: Path) -> ResumeState:
     """Read DIR/summary.json; a missing, corrupt or foreign file is a one-line usage error."""
-    path = Path(out) / "summary.json"
-    if not path.is_file():
-        raise UsageError(f"--resume {out}: no summary.json there (is it a campaign's --out directory?)")
-    try:
-        summary = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise UsageError(f"--resume {out}: summary.json is corrupt ({type(e).__name__}: {e})") from None
-    block = summary.get("resume") if isinstance(summary, dict) else None
+    summary = read_summary(Path(out), "--resume")
+    block = summary.get("resume")
     if not isinstance(block, dict) or not isinstance(block.get("next_index"), int) \
             or not all(isinstance(i, int) for i in block.get("open_indices", [])):
         raise UsageError(f"--resume {out}: summary.json has no valid `resume` block (written by an older "
                          f"dynfuzz, or edited)")
-    if not all(isinstance(row, dict) and "signature" in row for row in summary.get("unique_findings", [])):
-        raise UsageError(f"--resume {out}: summary.json's unique_findings are corrupt")
-    findings = Path(out) / "findings"
-    if findings.exists() and not findings.is_dir():
-        raise UsageError(f"--resume {out}: findings is not a directory")
     return ResumeState(Path(out), summary, block["next_index"], sorted(block.get("open_indices", [])))
 
 
+def settings_of(summary: dict[str, Any]) -> dict[str, Any]:
+    """The flag values a summary records, keyed like SETTINGS."""
+    out = {k: summary[k] for k in SETTINGS if k in summary}
+    if "families" in out:
+        out["families"] = list(out["families"]) or None
+    if "backends" in out:
+        out["backends"] = ",".join(out["backends"]) or None
+    reference = summary.get("reference") or {}
+    out["reference_enabled"] = bool(reference.get("enabled", False)) and not reference.get("guards", False)
+    out["guards_enabled"] = bool(reference.get("guards", False))
+    shard = summary.get("shard") or [1, 1]
+    out["shard_flag"] = None if list(shard) == [1, 1] else f"{shard[0]}/{shard[1]}"
+    if "mutants" in summary:
+        out["mutants"] = list(summary["mutants"])
+    return out
+
+
 def apply_settings(state: ResumeState, args: Any, given: set[str]) -> None:
-    """Fill `args` from the saved settings; a flag given on the command line that disagrees: UsageError."""
-    for key, dest in SETTINGS.items():
-        if key not in state.summary:
-            continue
-        saved = state.summary[key]
-        if key == "families":
-            saved = list(saved) or None
+    """Fill `args` from the saved settings; a flag given on the command line that disagrees: UsageError. The
+    torch release, the Hypothesis release and switched-off constructs must be the same as the campaign's."""
+    for key, saved in settings_of(state.summary).items():
+        dest = SETTINGS[key]
         if dest in given and getattr(args, dest) != saved:
             raise UsageError(f"--resume {state.out}: --{dest.replace('_', '-')} {getattr(args, dest)!r} conflicts "
                              f"with the campaign's {saved!r} (drop the flag; only --budget may change)")
         setattr(args, dest, saved)
+    for key, dest in DEFAULTS.items():
+        if dest not in given and key in state.summary:
+            setattr(args, dest, state.summary[key])
+    triage = state.summary.get("triage") or {}
+    if "minimize_budget" in triage and not given & {"minimize_budget", "no_minimize"}:
+        saved = triage["minimize_budget"]
+        args.no_minimize = saved is None
+        if saved is not None:
+            args.minimize_budget = f"{saved}s"
+    from dynfuzz.triage.known import release
+
+    for name, now in current_environment().items():
+        then = state.summary.get(name)
+        if name == "torch" and then is not None:
+            then = release(then)
+        if then is not None and then != now:
+            raise UsageError(f"--resume {state.out}: the campaign ran with {name} {then!r}, this one has {now!r} "
+                             f"(a seed would draw or judge another case)")
 
 
-def restore(ledger: Any, state: ResumeState) -> None:
-    """Counts from the previous run, and its signatures as already found."""
-    s = state.summary
-    for name in _COUNTERS:
-        setattr(ledger, name, getattr(ledger, name) + int(s.get(name, 0)))
-    ledger.features.update(Counter(s.get("features", {})))
-    ledger.by_oracle.update(Counter(s.get("by_oracle", {})))
-    ledger.by_kind.update(Counter(s.get("by_kind", {})))
-    ledger.known_hits.update(Counter(s.get("known_signatures", {})))
-    ledger.harness_errors.counts.update(Counter(s.get("harness_errors", {})))
-    ledger.torch_seconds += float(s.get("torch_seconds", 0.0))
-    ledger.previous = state.previous_signatures
-    ledger.previous_seconds = float(s.get("seconds", 0.0))
-    ledger.resumed = {"from_next_index": state.next_index, "rerun": len(state.open_indices),
-                      "previous_cases": int(s.get("cases", 0))}
+def current_environment() -> dict[str, Any]:
+    """What summary.json records of the environment (ENVIRONMENT), as it is in this process."""
+    import hypothesis
+    from dynfuzz.generators.fragments import DISABLE_ENV
+    from dynfuzz.triage.known import release
+    from dynfuzz.triage.repro import torch_version
+
+    return {"torch": release(torch_version()), "hypothesis": hypothesis.__version__,
+            "disabled_constructs": sorted(t for t in os.environ.get(DISABLE_ENV, "").split(",") if t)}

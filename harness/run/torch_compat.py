@@ -1,16 +1,18 @@
 """The one place dynfuzz reaches into torch's private internals.
 
-Dynamo's introspection hooks move between releases (DYNAMO_NOTES.md): the cache-entry list and its guard
-managers, the guard-failure log, the compile counters, the import cache of the symbolic converter. Every
-use goes through a function here, so a new torch release breaks one module, not the harness. Where a
-release lacks a hook, the function raises `Unavailable` (or, for pure housekeeping, does nothing) and the
-feature that needs it is skipped with a one-line note naming the torch version (`note()`), as DESIGN.md
-asks: never a silently empty answer.
+Dynamo's introspection hooks move between releases: the cache-entry list and its guard managers, the
+guard-failure log, the compile counters, the import cache of the symbolic converter. Every use goes through
+a function here, so a new torch release breaks one module, not the harness. Where a release lacks a hook,
+the function raises `Unavailable` (or, for pure housekeeping, does nothing) and the feature that needs it is
+skipped with a one-line note naming the torch version (`note()`): never a silently empty answer. The two
+speed-ups of Dynamo's logging are a switch, recorded wherever a result is:
+see Note [Dynamo's logging speed-ups are a switch, and recorded].
 """
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 _notes: set[str] = set()
@@ -128,14 +130,116 @@ def _torch_modules() -> list[Any]:
     return _torch[1]
 
 
+# Note [Dynamo's logging speed-ups are a switch, and recorded]
+# Two costs of Dynamo's own logging are cut in every process that compiles (`make_compiler`), without changing
+# what Dynamo compiles: the guard-latency timing after each compile and the column tables of the stack capture
+# at each graph break (measured in bench/throughput.py, which also times a pristine run). They are still
+# replacements of torch functions, so they are a switch: `--pristine-torch` (and the gate, always) exports
+# DYNFUZZ_PRISTINE_TORCH=1 to the whole process tree and every compiler process then runs torch as shipped.
+# What was in effect is recorded (`torch_patches()`: summary.json, every repro's DYNFUZZ block, the report
+# header) with the active Dynamo mutants, and a speed-up whose target this release lacks is "not applicable"
+# (torch 2.5.1 has neither). The originals are kept before the first replacement, so a test can compare with
+# them in a process that is already patched. Observers that only count (the compile counter around the
+# backend, the per-case capture of torch's log records) stay on in every mode and are recorded as such.
+PRISTINE_ENV = "DYNFUZZ_PRISTINE_TORCH"
+SPEEDUPS: dict[str, tuple[str, str]] = {  # name -> (module, function) it replaces
+    "skip-guard-latency-profiling": ("torch._dynamo.guards", "profile_guard_manager"),
+    "cache-stack-positions": ("torch._dynamo.exc", "_extract_stack_with_positions"),
+}
+OBSERVERS = ("compile-counter", "log-capture")
+_originals: dict[str, Any] = {}
+
+
+def pristine() -> bool:
+    """Whether this process tree runs torch without dynfuzz's speed-ups (`--pristine-torch`, the gate)."""
+    import os
+
+    return os.environ.get(PRISTINE_ENV, "") not in ("", "0")
+
+
+@contextmanager
+def pristine_tree(on: bool) -> Iterator[None]:
+    """Run the enclosed work, and every process it spawns, pristine (`on`) or with the speed-ups; the
+    environment is put back afterwards (an in-process gate or test must not leave it set)."""
+    import os
+
+    saved = os.environ.get(PRISTINE_ENV)
+    if on:
+        os.environ[PRISTINE_ENV] = "1"
+    else:
+        os.environ.pop(PRISTINE_ENV, None)
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(PRISTINE_ENV, None)
+        else:
+            os.environ[PRISTINE_ENV] = saved
+
+
+def original(name: str) -> Any:
+    """The function torch shipped under speed-up `name`, as it was before this process first replaced it (None
+    where this release lacks it)."""
+    import importlib
+
+    if name not in _originals:
+        module, attr = SPEEDUPS[name]
+        _originals[name] = getattr(importlib.import_module(module), attr, None)
+    return _originals[name]
+
+
+def set_speedups(on: bool) -> None:
+    """Install the speed-ups (`on`) or put back what torch shipped; a release without a target has nothing
+    to swap."""
+    import importlib
+
+    replacements = {"skip-guard-latency-profiling": _no_guard_latency, "cache-stack-positions": stack_with_positions}
+    for name, (module, attr) in SPEEDUPS.items():
+        shipped = original(name)
+        if shipped is not None:
+            setattr(importlib.import_module(module), attr, replacements[name] if on else shipped)
+
+
+def apply_speedups() -> None:
+    """The speed-ups as this process tree asks: on, unless `pristine()` (called wherever a compiler is made)."""
+    set_speedups(not pristine())
+
+
+def speedup_states() -> dict[str, str]:
+    """Each speed-up's state in the compiler processes of this tree: `applied`, `off` (pristine) or
+    `not applicable` (the function it replaces is absent from this torch)."""
+    off = pristine()
+    return {name: "not applicable" if original(name) is None else "off" if off else "applied" for name in SPEEDUPS}
+
+
+def torch_patches() -> dict[str, Any]:
+    """What dynfuzz changed in the torch under test: `pristine`, each speed-up's state, the count-only
+    observers (on in every mode) and the Dynamo mutants in effect (`DYNFUZZ_MUTANTS`, never in a real run)."""
+    import os
+
+    mutants = sorted(n for n in os.environ.get("DYNFUZZ_MUTANTS", "").split(",") if n)
+    return {"pristine": pristine(), "speedups": speedup_states(), "observers": list(OBSERVERS), "mutants": mutants}
+
+
+def describe_patches(record: dict[str, Any] | None) -> str:
+    """One line for a report header: `torch as shipped`, or the speed-ups applied, and any mutant."""
+    if not record:
+        return "torch patches not recorded"
+    applied = [name for name, state in record.get("speedups", {}).items() if state == "applied"]
+    text = f"speed-ups applied: {', '.join(applied)}" if applied else "torch as shipped (no speed-ups)"
+    if record.get("mutants"):
+        text += f"; DYNAMO MUTANTS ACTIVE: {', '.join(record['mutants'])}"
+    return text
+
+
 def skip_guard_latency_profiling() -> None:
     """Stop Dynamo from timing each new guard set. After building guards it flushes the CPU cache and runs
     them once (`torch._dynamo.guards.profile_guard_manager`) only to log the latency: 13% of the time of a
     default-mix case on torch 2.13. Nothing else reads the figure, so what Dynamo compiles is unchanged.
-    Housekeeping: a release without that call has nothing to skip."""
-    import torch._dynamo.guards as guards
+    A release without that call has nothing to skip."""
+    if original("skip-guard-latency-profiling") is not None:
+        import torch._dynamo.guards as guards
 
-    if hasattr(guards, "profile_guard_manager"):
         guards.profile_guard_manager = _no_guard_latency
 
 
@@ -149,9 +253,9 @@ def cache_stack_positions() -> None:
     column table instead of rebuilding it for every frame: 8% of the time of a default-mix case on torch
     2.13. The stack it returns is the same, frame for frame (tested against the original). A release
     without that function has nothing to speed up."""
-    import torch._dynamo.exc as exc
+    if original("cache-stack-positions") is not None:
+        import torch._dynamo.exc as exc
 
-    if getattr(exc, "_extract_stack_with_positions", None) is not None:
         exc._extract_stack_with_positions = stack_with_positions
 
 

@@ -142,6 +142,41 @@ def divergence_class(f: Finding) -> str:
     return _BY_KIND.get((f.oracle, f.kind), "internal-error")
 
 
+# Frames of torch that only pass an error on (raise a Dynamo exception for it, or wrap one raised deeper): a
+# crash key names the innermost torch frame that is not one of these, after following `__cause__` past Dynamo's
+# wrapper exceptions (harness/run/execute.py `key_frame`). Signatures still use the innermost frame as it is.
+WRAPPER_FRAMES = frozenset({
+    "torch/_dynamo/exc.py:unimplemented",
+    "torch/_dynamo/exc.py:unimplemented_v2",
+    "torch/_dynamo/exc.py:unimplemented_with_warning",
+    "torch/_dynamo/exc.py:raise_observed_exception",
+    "torch/_dynamo/eval_frame.py:compile_wrapper",
+    "torch/_dynamo/eval_frame.py:_fn",
+    "torch/_dynamo/utils.py:run_node",
+    "torch/_dynamo/utils.py:get_fake_value",
+    "torch/_dynamo/utils.py:wrap_fake_exception",
+    "torch/_dynamo/utils.py:<lambda>",
+    "torch/_dynamo/utils.py:_wrap_graph_break_with_torch_runtime_err",
+    "torch/_dynamo/variables/script_object.py:graph_break_as_hard_error",
+    "torch/_dynamo/output_graph.py:call_user_compiler",
+    "torch/_dynamo/output_graph.py:_call_user_compiler",
+    "torch/_dynamo/convert_frame.py:_compile",
+    "torch/_dynamo/convert_frame.py:compile_inner",
+    "torch/_dynamo/convert_frame.py:_compile_inner",
+    "torch/_dynamo/convert_frame.py:__call__",
+    "torch/_dynamo/convert_frame.py:_convert_frame_assert",
+    "torch/_dynamo/convert_frame.py:_fn",
+    "torch/_dynamo/symbolic_convert.py:run",
+    "torch/_dynamo/symbolic_convert.py:step",
+    "torch/_dynamo/symbolic_convert.py:wrapper",
+    "torch/_dynamo/symbolic_convert.py:inline_call",
+    "torch/_dynamo/symbolic_convert.py:inline_call_",
+    "torch/_dynamo/symbolic_convert.py:call_function",
+    "torch/__init__.py:_check_with",
+    "torch/__init__.py:_check",
+})
+
+
 def error_of(f: Finding) -> str | None:
     """For an exception-class finding: `Type in torch/<file>.py:<function>` (type and innermost frame)."""
     if divergence_class(f) not in ("crash", "spurious-exception", "exception-mismatch", "backward-crash",
@@ -153,7 +188,7 @@ def error_of(f: Finding) -> str | None:
             name = m.group("type").rsplit(".", 1)[-1]
             if any("RecursionError" in d for d in f.details):
                 return f"{name} (RecursionError)"  # where the stack ran out depends on the process's depth
-            frame = getattr(f, "torch_frame", None)
+            frame = getattr(f, "key_frame", None) or getattr(f, "torch_frame", None)
             return f"{name} in {frame}" if frame else name
     return None
 
@@ -173,14 +208,40 @@ def bucket_key(oracle: str, cls: str, construct: str, perturbation: str | None =
     return key
 
 
+# Note [Explained keys name the fault]
+# A cheap key names what a program did where the divergence showed (`effects/lost-effect: set-subclass argument
+# .update`): another receiver, method or way of observing gives another cheap key. Once a finding is minimized
+# and explained, its key names the fault instead: the tier (never the oracle or class: one fault is often seen
+# as a lost effect in one program and a wrong output in another), the construct's fault family
+# (`constructs.family`: `set-subclass`, `tensor in-place metadata op`), the call-plan change a missing guard
+# needs, for crashes the exception type and the innermost torch frame that is not a wrapper, the function of
+# torch that localization ranks first when it leads by a clear margin, and the layer:
+# `miscompile: set-subclass @dynamo`, `crash: tensor in-place metadata op raising IndexError in ... @dynamo`.
+def fault_key(cls: str, family: str | None, perturbation: str | None = None, error: str | None = None,
+              locus: str | None = None, layer: str | None = None) -> str:
+    """`<tier>: <family>[ after <perturbation>][ raising <error>][ near <locus>][ @<layer>]`."""
+    if cls not in CLASSES:
+        raise ValueError(f"unknown divergence class {cls!r}")
+    key = f"{tier_of(cls)}:" + (f" {family}" if family else "")
+    if perturbation:
+        key += f" after {perturbation}"
+    if error:
+        key += f" raising {error}"
+    if locus:
+        key += f" near {locus}"
+    if layer:
+        key += f" @{layer}"
+    return key
+
+
 def bucket_id(key: str) -> str:
     """The first 12 hex digits of the key's sha256."""
     return hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
 def slug(key: str, limit: int = 48) -> str:
-    """A short readable folder-name part: the key's class and construct in lower-case words."""
-    head = key.split(" raising ", 1)[0].split(" @", 1)[0]
+    """A short readable folder-name part: the key's class (or tier) and construct in lower-case words."""
+    head = key.split(" raising ", 1)[0].split(" near ", 1)[0].split(" @", 1)[0]
     text = re.sub(r"[^a-z0-9]+", "-", head.split("/", 1)[-1].lower()).strip("-")
     return text[:limit].rstrip("-") or "bucket"
 

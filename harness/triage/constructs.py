@@ -47,7 +47,10 @@ class Classifier:
         self.entry = entry
         self.modules = {a.asname or a.name for n in ast.walk(self.tree) if isinstance(n, (ast.Import, ast.ImportFrom))
                         for a in n.names if isinstance(n, ast.Import)} | {"torch", "math", "collections"}
-        self.classes = {n.name: self._class_kind(n) for n in self.tree.body if isinstance(n, ast.ClassDef)}
+        self.classes: dict[str, str] = {}
+        for n in self.tree.body:
+            if isinstance(n, ast.ClassDef):
+                self.classes[n.name] = self._class_kind(n)
         self.globals: dict[str, str | None] = {}
         for n in self.tree.body:
             if isinstance(n, ast.Assign):
@@ -61,8 +64,12 @@ class Classifier:
 
     # ---- kinds of values ----
     def _class_kind(self, node: ast.ClassDef) -> str:
+        if any(k.arg == "metaclass" for k in node.keywords):
+            return "metaclass-object"  # its instances are made by the metaclass's __call__: a model of its own
         for base in node.bases:
             name = (_dotted(base) or "").rsplit(".", 1)[-1]
+            if self.classes.get(name) == "metaclass-object":
+                return "metaclass-object"
             if name in CONTAINERS:
                 return f"{name.lower()}-subclass"
             if name == "Function":
@@ -398,3 +405,41 @@ def _expressions(stmt: ast.stmt):
 def classify(source: str, entry: str = "f") -> list[Construct]:
     """The program's constructs, most specific first (see `Construct.rank`)."""
     return Classifier(copy.copy(source), entry).constructs()
+
+
+ORIGINS = ("argument", "local", "cell", "global", "parameter", "class", "new", "unknown")
+# Kinds whose every use is one fault family: a value Dynamo models apart from the builtin it derives from (a
+# container subclass, a bounded deque, a hook handle), whatever is done to it (a mutation lost, its contents read
+# back wrong, the value returned) and wherever it comes from. A builtin container keeps its method: Dynamo
+# handles each method of `list` or `set` on its own, so two methods are two places a fault can be.
+SPECIAL_KINDS = frozenset({"deque-maxlen", "hook-handle", "bytearray"})
+
+
+def family(name: str) -> str:
+    """The fault family of a construct name: what the divergence is about, without the surface a program
+    reached it through (where the value came from, which method of a container, how it was observed).
+
+    `set-subclass argument .update`, `set-subclass global .add` and `set-subclass local returned` are one family,
+    `set-subclass`; `tensor local .t_` and `tensor argument .unsqueeze_` are `tensor in-place metadata op`;
+    `set argument .add` and `set global .add` are `set .add`; `torch.cond closing over float argument` is
+    `torch.cond closing over float`. Names with no origin word (`walrus in a comprehension`, `global rebind to
+    list`) are their own family."""
+    base, under = (name.split(" under ", 1) + [""])[:2]
+    words = base.split()
+    tail = f" under {under}" if under else ""
+    if not words:
+        return name
+    kind = words[0]
+    rest = [w for w in words[1:] if w not in ORIGINS]
+    method = next((w[1:] for w in rest if w.startswith(".")), None)
+    if kind in ("tensor", "value") and method is not None and method.endswith("_") and not method.endswith("__"):
+        return ("tensor in-place metadata op" if method in METADATA_INPLACE else "tensor in-place op") + tail
+    if kind.endswith("-subclass") or kind in SPECIAL_KINDS:
+        return kind + tail
+    if kind in ("object", "metaclass-object") and rest:
+        what = "attribute write" if "attribute" in rest else "returned" if rest[-1] == "returned" else \
+            "method call" if method else " ".join(rest)
+        return f"{kind} {what}{tail}"
+    if len(words) > 1 and words[1] in ORIGINS and rest:  # `<kind> <origin> <op>`: the op names the family
+        return f"{kind} {' '.join(rest)}{tail}"
+    return " ".join([kind, *rest]) + tail

@@ -35,6 +35,7 @@ class Outcome:
     found: list[str] = field(default_factory=list)
     detail: str = ""
     seconds: float = 0.0
+    torch_log: str = ""  # torch's own log lines while the entry ran (run/torch_logs.py), never printed
 
     @property
     def name(self) -> str:
@@ -79,6 +80,18 @@ def expected_status(meta: dict, known: KnownIssues) -> str:
     return str(meta.get("status", "open"))
 
 
+def recorded_elsewhere(meta: dict) -> str | None:
+    """The torch release a corpus entry's status was recorded on, when the running torch is another release (None
+    when they are the same, or the entry records none). An entry records one release's behaviour: on another, a
+    different verdict is that release's behaviour (a bug it has or lacks), not a regression of dynfuzz; the
+    suite then skips the entry naming both (Note [The corpus on another torch release] in pytest_plugin.py)."""
+    from dynfuzz.triage.known import release
+    from dynfuzz.triage.repro import torch_version
+
+    recorded = release(str(meta.get("torch") or ""))
+    return recorded if recorded and recorded != release(torch_version()) else None
+
+
 def verdict_for(expected: str, signature: str | None, found: list[str]) -> str:
     """The replay verdict for an entry expected to be `expected`, given the signatures observed."""
     if expected == "passing":
@@ -104,6 +117,7 @@ def run_entry(path: str, known_path: str | None = None) -> Outcome:
     import torch._dynamo.config as config
     from dynfuzz.run.compilers import CompileSpec, make_compiler, quiet_torch_logs
     from dynfuzz.run.judge import judge
+    from dynfuzz.run.torch_logs import capture
     from dynfuzz.triage.repro import read_program
 
     quiet_torch_logs()
@@ -124,7 +138,8 @@ def run_entry(path: str, known_path: str | None = None) -> Outcome:
             return Outcome(path, expected, "skipped (no CUDA)", "ok", meta.get("signature"))
     before = config.get_config_copy()
     try:
-        result = judge(saved.case, make_compiler(spec), spec)
+        with capture() as log:  # torch's own log lines belong to the entry, never between the table's rows
+            result = judge(saved.case, make_compiler(spec), spec)
     except Exception as e:  # a harness failure on this entry, reported rather than raised
         return Outcome(path, expected, "harness error", "ERROR", detail=f"{type(e).__name__}: {e}")
     finally:
@@ -138,7 +153,7 @@ def run_entry(path: str, known_path: str | None = None) -> Outcome:
     if notes:
         detail = (detail + "; " if detail else "") + "dynfuzz's own reference disagreed: " + "; ".join(notes[:2])
     return Outcome(path, expected, observed, verdict, meta.get("signature"), found, detail,
-                   time.perf_counter() - start)
+                   time.perf_counter() - start, log.text)
 
 
 def replay(paths: list[Path], workers: int = 2, known_path: str | None = None) -> list[Outcome]:

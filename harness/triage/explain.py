@@ -12,13 +12,15 @@ files a finding under before (or instead of) minimizing it.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, replace
 
 from dynfuzz.generators.case import Case
 from dynfuzz.oracles import Finding
 from dynfuzz.run.compilers import Compiler, CompileSpec, make_compiler
-from dynfuzz.triage.buckets import CLASSES, bucket_key, divergence_class, error_of
-from dynfuzz.triage.constructs import Construct, classify
+from dynfuzz.triage.buckets import CLASSES, bucket_key, divergence_class, error_of, fault_key, tier_of
+from dynfuzz.triage.constructs import Construct, classify, family
+from dynfuzz.triage.phases import Phases
 
 MAX_JUDGE_CALLS = 12
 NO_CONSTRUCT = "tensor ops"  # nothing the classifier names is needed: plain tensor code diverges
@@ -39,10 +41,25 @@ class Explanation:
     responsible: tuple[str, ...] = ()  # those ablation found the divergence needs
     judge_calls: int = 0
     ablated: bool = False  # False: named without ablation (a cheap key)
+    locus: str | None = None  # `file:function` of torch that localization ranks first by a clear margin
 
     @property
     def key(self) -> str:
-        return bucket_key(self.oracle, self.cls, self.construct, self.perturbation, self.error, self.layer)
+        """A cheap key names the surface (`<oracle>/<class>: <construct>...`); an explained key names the fault
+        (`<tier>: <family>...`, see Note [Explained keys name the fault])."""
+        if not self.ablated:
+            return bucket_key(self.oracle, self.cls, self.construct, self.perturbation, self.error, self.layer)
+        base, _, settings = self.construct.partition(" under ")
+        named = family(base) if base != NO_CONSTRUCT else ""
+        if settings:
+            named = f"{named} under {settings}".strip()
+        return fault_key(self.cls, named or None, self.perturbation, self.error, self.locus, self.layer)
+
+    @property
+    def unexplained(self) -> bool:
+        """A silent divergence explained, yet nothing names its cause: no construct or setting is needed and
+        localization named no function (a crash is named by its frame, so it is never unexplained)."""
+        return self.ablated and self.construct == NO_CONSTRUCT and not self.locus and tier_of(self.cls) == "miscompile"
 
     @property
     def cause(self) -> str:
@@ -108,27 +125,34 @@ def _enables(case: Case, c: Construct, finding: Finding, cls: str, compiler: Com
     """Does the divergence also show when every call starts from the changed state (`Construct.fresh`)?
     Then the change only leads to the buggy code, and the key does not name it as a stale-guard change."""
     from dynfuzz.run.judge import judge
+    from dynfuzz.triage.minimize import CANDIDATE_SECONDS, time_limit
 
     source = c.fresh(case.source)
     eager_source = c.fresh(case.eager_source) if case.eager_source is not None else None
     if source is None or (case.eager_source is not None and eager_source is None):
         return False
     try:
-        result = judge(replace(case, source=source, eager_source=eager_source, choices=()), compiler, spec)
+        with time_limit(CANDIDATE_SECONDS):
+            result = judge(replace(case, source=source, eager_source=eager_source, choices=()), compiler, spec)
     except Exception:
         return False
     return any(f.oracle == finding.oracle and divergence_class(f) == cls for f in result.findings)
 
 
 def explain(case: Case, finding: Finding, spec: CompileSpec, compiler: Compiler | None = None,
-            max_calls: int = MAX_JUDGE_CALLS) -> Explanation:
-    """Ablate each construct, perturbation and setting (at most `max_calls` judge calls) and name the key."""
+            max_calls: int = MAX_JUDGE_CALLS, phases: Phases | None = None) -> Explanation:
+    """Ablate each construct, perturbation and setting (at most `max_calls` judge calls) and name the key.
+    `phases` (when given) receives the seconds and judge calls of the ablation and of layer triangulation."""
     from dynfuzz.run.judge import judge
+    from dynfuzz.triage.minimize import CANDIDATE_SECONDS, time_limit
 
+    phases = phases if phases is not None else Phases()
+
+    started = time.perf_counter()
     cls = divergence_class(finding)
     cheap = cheap_explanation(case, finding)
     if not cheap.constructs:
-        return cheap
+        return replace(cheap, ablated=True, layer=_layer(case, finding, spec))
     compiler = compiler or make_compiler(spec)
     constructs = classify(case.source, case.entry)
     in_eager = {c.name: c for c in classify(case.eager_source, case.entry)} if case.eager_source else {}
@@ -154,9 +178,10 @@ def explain(case: Case, finding: Finding, spec: CompileSpec, compiler: Compiler 
             continue
         calls += 1
         try:
-            result = judge(replace(case, source=source, eager_source=eager_source, choices=()), compiler, spec)
+            with time_limit(CANDIDATE_SECONDS):
+                result = judge(replace(case, source=source, eager_source=eager_source, choices=()), compiler, spec)
         except Exception:
-            continue  # the ablated program broke dynfuzz itself: no evidence either way
+            continue  # the ablated program broke dynfuzz itself, or ran too long: no evidence either way
         tested.add(c.name)
         if not any(f.oracle == finding.oracle and divergence_class(f) == cls for f in result.findings):
             responsible.add(c.name)
@@ -164,6 +189,10 @@ def explain(case: Case, finding: Finding, spec: CompileSpec, compiler: Compiler 
                 calls += 1
                 responsible.discard(c.name)  # it leads to the buggy path; no guard is missing
     construct, perturbation = _choose(finding, cls, constructs, responsible, tested)
-    return Explanation(finding.oracle, cls, construct, perturbation, cheap.error, _layer(case, finding, spec),
+    phases.seconds["explain"] = phases.seconds.get("explain", 0.0) + time.perf_counter() - started
+    phases.count("explain", calls)
+    with phases.phase("triangulate"):
+        layer = _layer(case, finding, spec)
+    return Explanation(finding.oracle, cls, construct, perturbation, cheap.error, layer,
                        constructs=cheap.constructs, responsible=tuple(sorted(responsible)), judge_calls=calls,
                        ablated=True)

@@ -1,15 +1,24 @@
 """Filing findings into root-cause buckets on disk: `OUT/findings/<slug>-<id>/`.
 
-Each bucket folder holds `repro.py` (the minimized repro; the first example while unminimized),
-`report.md` (a PyTorch pt2 issue) and `examples/` (up to `MAX_EXAMPLES` original programs, one per
-signature, plus `count.txt`). `BucketFiler` owns the folders and the minimization queue; the campaign
-ledger owns the counting. See the module docstring of `dynfuzz.run.ledger` for the flow.
+Each bucket folder holds `repro.py` (the minimized repro; the first example while unminimized), `report.md`
+(a PyTorch pt2 issue) and `examples/` (up to `MAX_EXAMPLES` original programs, one per finding identity, plus
+`count.txt`). `BucketFiler` owns the folders and nothing else: the campaign ledger decides what to file and
+counts (see `dynfuzz.run.ledger` for the flow), and the campaign runs the triage processes.
+
+A bucket's members are the ledger's `Unique` rows, one per finding identity (signature and cheap key). Only
+an identity whose own triage has come back moves to the bucket of its explained key (`place`), so a
+merge or a known issue never carries along an identity that was not triaged itself.
+
+Note [A run only changes folders it created]
+Folder names derive from keys, and two keys never share one (the id is a hash of the key); a name is still
+checked before a folder is created or renamed, and an example file is never written over: `_free` appends a
+counter instead. Together with `fuzz` refusing an `--out` that holds an earlier campaign, nothing a person
+kept from an earlier run is overwritten or deleted.
 """
 from __future__ import annotations
 
 import shutil
-import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +26,16 @@ from dynfuzz.generators.case import Case
 from dynfuzz.oracles import Finding
 from dynfuzz.run.compilers import CompileSpec
 from dynfuzz.run.multi_backend import spec_for
-from dynfuzz.triage.buckets import INTERNAL_CLASSES, NOTE_CLASSES, bucket_id, folder_name, is_bug, tier_of, tier_rank
-from dynfuzz.triage.explain import Explanation, cheap_explanation
+from dynfuzz.triage.buckets import bucket_id, folder_name, is_bug, tier_of, tier_rank
+from dynfuzz.triage.explain import Explanation
 from dynfuzz.triage.known import KnownIssues
 
 MAX_EXAMPLES = 5
-PROBE = "probe "  # the queue ident of a suspect's triage is PROBE + its cheap key
-STATUSES = ("unminimized", "ok", "flaky")
+# unminimized: waiting for (or never reached by) triage; ok: minimized, explained, its repro reproduces;
+# flaky: three runs in fresh processes did not reproduce it; unverified: minimized, but the repro script itself
+# failed to run (it is kept, never counted as ok); unexplained: minimized, but nothing names its cause (the
+# key would only say "tensor ops" and localization named no function).
+STATUSES = ("unminimized", "ok", "flaky", "unverified", "unexplained")
 
 
 @dataclass
@@ -34,20 +46,28 @@ class Bucket:
     explanation: Explanation
     first_seen: float
     folder: Path
-    count: int = 0
     members: list[Any] = field(default_factory=list)  # the ledger's `Unique` rows filed here
     status: str = "unminimized"
-    verdict: str | None = None  # the repro's verdict when it was run once after writing
+    verdict: str | None = None  # the repro's verdict once triage ran it
     note: str = ""
+    triage_seconds: float = 0.0  # the sum of its triage jobs' wall time
+    phases: dict[str, Any] = field(default_factory=dict)  # the last job's seconds and judge calls by phase
+    suspects: list[dict[str, Any]] = field(default_factory=list)  # localization: where to look in torch
+    extra: dict[str, Any] = field(default_factory=dict)  # row fields other tools added (`releases`, ...)
+    explained: Explanation | None = None  # its triage's explanation (the key stays cheap while unexplained)
 
     @property
     def id(self) -> str:
         return bucket_id(self.key)
 
     @property
+    def count(self) -> int:
+        return sum(u.count for u in self.members)
+
+    @property
     def is_bug(self) -> bool:
         """Counted in `bugs` and failing the gate (Note [Tiers: what counts as a bug])."""
-        return is_bug(self.explanation.cls, self.status)
+        return is_bug(self.explanation.cls, self.status, bool(self.extra.get("fixed_in")))
 
     @property
     def tier(self) -> str:
@@ -55,90 +75,81 @@ class Bucket:
 
     def summary(self) -> dict[str, Any]:
         repro = self.folder / "repro.py"
-        return {"id": self.id, "key": self.key, "cause": self.explanation.cause, "oracle": self.explanation.oracle,
+        return {**self.extra,
+                "id": self.id, "key": self.key, "cause": self.explanation.cause, "oracle": self.explanation.oracle,
                 "class": self.explanation.cls, "tier": self.tier, "count": self.count,
-                "first_seen_seconds": round(self.first_seen, 3),
-                "layer": self.explanation.layer,
+                "first_seen_seconds": round(self.first_seen, 3), "layer": self.explanation.layer,
                 "repro": str(repro) if repro.exists() else None, "status": self.status, "verdict": self.verdict,
-                "folder": str(self.folder), "signatures": [u.finding.signature for u in self.members],
-                "examples": sum(1 for u in self.members if u.path is not None), "note": self.note}
+                "folder": str(self.folder), "signatures": sorted({u.finding.signature for u in self.members}),
+                "examples": sum(1 for u in self.members if u.path is not None), "note": self.note,
+                "triage_seconds": round(self.triage_seconds, 3), "phases": self.phases,
+                "suspects": self.suspects, "explanation": _explanation_row(self.explanation)}
+
+
+def _explanation_row(e: Explanation) -> dict[str, Any]:
+    row = asdict(e)
+    row["constructs"], row["responsible"] = list(e.constructs), list(e.responsible)
+    return row
+
+
+def explanation_from_row(row: dict[str, Any]) -> Explanation:
+    """The inverse of the `explanation` field of a bucket row (for `dynfuzz triage` and `--resume`)."""
+    data = dict(row)
+    data["constructs"], data["responsible"] = tuple(data.get("constructs", ())), tuple(data.get("responsible", ()))
+    return Explanation(**data)
+
+
+def _free(path: Path) -> Path:
+    """`path`, or `path` with a counter before its suffix when something is already there."""
+    n, candidate = 1, path
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
+    return candidate
 
 
 class BucketFiler:
-    """Files findings under their keys, runs the minimization queue, re-keys buckets it explains."""
+    """Bucket folders: create, add members and examples, re-key and merge on triage results, drop known ones."""
 
     def __init__(self, findings_dir: Path, spec: CompileSpec, known: KnownIssues, torch: str) -> None:
         self.dir, self.spec, self.known, self.torch = findings_dir, spec, known, torch
         self.buckets: dict[str, Bucket] = {}
-        self.explained: dict[str, str] = {}  # cheap key -> explained key
-        self.pending: dict[str, Bucket] = {}  # cheap key -> the bucket waiting for its triage
-        self.probing: set[str] = set()  # cheap keys of suspects (run.ledger) waiting for their triage
-        self.resolved: list[str] = []  # cheap keys of suspects whose triage has ended, for the ledger to re-file
-        self.triaged: dict[str, Any] = {}  # cheap key -> a suspect's triage, written when its bucket is new
-        self.queue = None
-
-    def enable_queue(self, budget: float, lanes: int = 1) -> None:
-        """Minimize new cheap keys in `lanes` worker processes, `budget` seconds each."""
-        from dynfuzz.triage.queue import TriagePool
-
-        self.queue = TriagePool(self.spec, budget, lanes, log_dir=self.dir.parent / "workers")
 
     # ---- filing ----
-    def file(self, case: Case, f: Finding, u: Any, seconds: float, cheap: Explanation | None = None) -> bool:
-        """File a new finding (`cheap`: its cheap explanation, when the caller has it); False when its key is
-        a known issue (then nothing is written)."""
-        cheap = cheap or cheap_explanation(case, f)
-        key = self.explained.get(cheap.key, cheap.key)
-        u.bucket = key
-        if self.known.match(key, self.torch) is not None:
-            return False
+    def known_key(self, key: str) -> bool:
+        return self.known.match(key, self.torch) is not None
+
+    def file(self, case: Case, f: Finding, u: Any, seconds: float, explanation: Explanation,
+             triaged: Any = None) -> Bucket:
+        """File `u` (one identity) under `explanation.key`: into the bucket of that key, or a new one (written
+        from `triaged`, a triage result, when there is one: its minimized repro)."""
+        key = explanation.key
         bucket = self.buckets.get(key)
         if bucket is None:
-            bucket = Bucket(key, cheap, seconds, self.dir / folder_name(key))
+            bucket = Bucket(key, explanation, seconds, _free(self.dir / folder_name(key)))
             self.buckets[key] = bucket
-            self._write_first(bucket, case, f)
-            triaged = self.triaged.pop(cheap.key, None)
-            if triaged is not None and triaged.explanation.key == key:
-                bucket.explanation = triaged.explanation
+            if triaged is not None:
                 self._write_minimized(bucket, triaged)
+            else:
+                self._write_first(bucket, case, f)
+        u.bucket = key
         bucket.members.append(u)
-        bucket.count += 1
         if sum(1 for m in bucket.members if m.path is not None) < MAX_EXAMPLES:
-            u.path = self._write_example(bucket, case, f)
+            u.path = self._write_example(bucket, case, f, u)
         self._write_count(bucket)
-        queueable = bucket.explanation.cls not in INTERNAL_CLASSES | NOTE_CLASSES and f.oracle != "harness"
-        if self.queue is not None and queueable and key == cheap.key and cheap.key not in self.pending \
-                and cheap.key not in self.explained:
-            self.pending[cheap.key] = bucket
-            self.queue.submit(cheap.key, case, f, {"bucket_cheap": cheap.key})
-        return True
-
-    def routed(self, cheap: Explanation) -> bool:
-        """Whether a finding with this cheap key goes where it belongs without a triage of its own: its key
-        has been explained already, or a bucket is filed (or waiting) under it."""
-        return cheap.key in self.explained or cheap.key in self.buckets or cheap.key in self.pending
-
-    def probe(self, case: Case, f: Finding, cheap: Explanation) -> bool:
-        """Triage a suspect on the side: a finding whose signature is filed under another cheap key. True when
-        it is queued (or its cheap key already is); its result comes back through `resolved`."""
-        if cheap.key in self.probing:
-            return True
-        if self.queue is None or f.oracle == "harness" or cheap.cls in INTERNAL_CLASSES | NOTE_CLASSES:
-            return False
-        self.probing.add(cheap.key)
-        self.queue.submit(PROBE + cheap.key, case, f, {"bucket_cheap": cheap.key})
-        return True
+        return bucket
 
     def count(self, u: Any) -> None:
         bucket = self.buckets.get(u.bucket)
         if bucket is not None:
-            bucket.count += 1
             self._write_count(bucket)
 
-    def _write_example(self, bucket: Bucket, case: Case, f: Finding) -> Path:
+    def _write_example(self, bucket: Bucket, case: Case, f: Finding, u: Any) -> Path:
         from dynfuzz.triage.repro import write_finding
 
-        return write_finding(bucket.folder / "examples", case, f, spec_for(self.spec, f.layer), bucket=bucket.key)
+        name = f"{f.signature}-{bucket_id(u.cheap_key or '')[:8]}"  # one file per identity (signature, cheap key)
+        return write_finding(bucket.folder / "examples", case, f, spec_for(self.spec, f.layer), bucket=bucket.key,
+                             name=name)
 
     def _write_first(self, bucket: Bucket, case: Case, f: Finding) -> None:
         from dynfuzz.triage.repro import metadata_for, render_report, render_repro
@@ -154,103 +165,140 @@ class BucketFiler:
         kept = sum(1 for m in bucket.members if m.path is not None)
         (bucket.folder / "examples").mkdir(parents=True, exist_ok=True)
         (bucket.folder / "examples" / "count.txt").write_text(
-            f"{bucket.count} finding(s) in this bucket ({len(bucket.members)} signature(s)); {kept} example(s) kept\n")
+            f"{bucket.count} finding(s) in this bucket ({len(bucket.members)} identities); {kept} example(s) kept\n")
 
-    # ---- results of the queue ----
-    def poll(self) -> list[str]:
-        """Apply finished triage jobs; returns the keys of buckets dropped as known issues."""
-        if self.queue is None:
-            return []
-        return [k for ident, status, payload in self.queue.poll() for k in self.apply(ident, status, payload)]
-
-    def drain(self, grace: float) -> list[str]:
-        """Wait up to `grace` s for the queue, then stop it; unfinished buckets stay `unminimized`."""
-        if self.queue is None:
-            return []
-        results, left = self.queue.drain(time.monotonic() + grace)
-        dropped = [k for ident, status, payload in results for k in self.apply(ident, status, payload)]
-        self.probing.clear()
-        for ident in left:
-            bucket = self.pending.pop(ident, None)
-            if bucket is not None:
-                bucket.note = "not minimized before the end of the campaign"
-        return dropped
-
-    def apply(self, ident: str, status: str, payload: Any) -> list[str]:
-        """Re-key the bucket waiting on `ident` with its explained key (merge, known, or rename)."""
-        if ident.startswith(PROBE):
-            self._resolve(ident[len(PROBE):], status, payload)
-            return []
-        bucket = self.pending.pop(ident, None)
-        if bucket is None or bucket.key not in self.buckets:
-            return []
-        if status != "done":
-            bucket.note = f"minimization failed: {payload}"
-            return []
-        t = payload
-        if not t.minimized:
-            bucket.status, bucket.verdict, bucket.note = "flaky", t.verdict, "did not diverge again when re-run"
-            return []
-        final = t.explanation.key
-        self.explained[ident] = final
-        old = bucket.key
-        del self.buckets[old]
-        if self.known.match(final, self.torch) is not None:
-            shutil.rmtree(bucket.folder, ignore_errors=True)
-            for u in bucket.members:
-                u.bucket = final
-            return [final]
-        target = self.buckets.get(final)
-        if target is None:
-            target = bucket
-            target.key, target.explanation = final, t.explanation
-            for u in bucket.members:
-                u.bucket = final
-            new_folder = self.dir / folder_name(final)
-            if new_folder != bucket.folder:
-                shutil.rmtree(new_folder, ignore_errors=True)
-                bucket.folder.rename(new_folder)
-                for u in bucket.members:
-                    if u.path is not None:
-                        u.path = new_folder / "examples" / u.path.name
-                target.folder = new_folder
+    # ---- triage results ----
+    def remove(self, u: Any) -> None:
+        """Take `u` out of its bucket (its triage named a known issue, or another bucket): its example goes, and
+        a bucket left empty is deleted (it was created by this run for `u`)."""
+        bucket = self.buckets.get(u.bucket)
+        if bucket is None:
+            return
+        bucket.members = [m for m in bucket.members if m is not u]
+        if u.path is not None:
+            u.path.unlink(missing_ok=True)
+            u.path.with_name(u.path.stem + ".torch.log").unlink(missing_ok=True)
+            u.path = None
+        if bucket.members:
+            self._write_count(bucket)
         else:
-            self._merge(bucket, target)
-        self.buckets[final] = target
-        if target.status == "unminimized":
-            self._write_minimized(target, t)
-        self._write_count(target)
-        return []
+            del self.buckets[bucket.key]
+            shutil.rmtree(bucket.folder, ignore_errors=True)
 
-    def _resolve(self, cheap_key: str, status: str, payload: Any) -> None:
-        """A suspect's triage ended: its explained key routes it from now on (it stays with the finding it
-        was counted with when the triage failed or the case did not diverge again)."""
-        self.probing.discard(cheap_key)
-        if status == "done" and payload.minimized:
-            self.explained[cheap_key] = payload.explanation.key
-            self.triaged[cheap_key] = payload
-            self.resolved.append(cheap_key)
+    def place(self, u: Any, case: Case, f: Finding, t: Any, seconds: float, explanation: Explanation) -> Bucket:
+        """Move `u` to the bucket of `explanation.key` (its explained key, or its cheap key while unexplained; `t`:
+        its triage result). Alone in its old bucket, the folder is renamed (keeping its examples); else its example
+        moves."""
+        key, old = explanation.key, self.buckets.get(u.bucket)
+        if old is not None and old.key == key:
+            target = old
+        elif old is not None and old.members == [u] and key not in self.buckets:
+            del self.buckets[old.key]
+            target = old
+            target.key, target.explanation = key, explanation
+            new_folder = _free(self.dir / folder_name(key))
+            old.folder.rename(new_folder)
+            target.folder = new_folder
+            if u.path is not None:
+                u.path = new_folder / "examples" / u.path.name
+            u.bucket = key
+            self.buckets[key] = target
+            target.status = "unminimized"
+        else:
+            if old is not None:
+                self.remove(u)
+            target = self.file(case, f, u, seconds, explanation, triaged=t)
+        self._record_triage(target, t)
+        return target
 
-    def _merge(self, source: Bucket, target: Bucket) -> None:
-        for u in source.members:
-            u.bucket = target.key
-            kept = sum(1 for m in target.members if m.path is not None)
-            if u.path is not None and kept < MAX_EXAMPLES:
-                moved = target.folder / "examples" / u.path.name
+    def _record_triage(self, bucket: Bucket, t: Any) -> None:
+        bucket.triage_seconds += t.seconds
+        bucket.phases = t.phases
+        bucket.explained = bucket.explained or t.explanation
+        if bucket.status in ("unminimized", "unverified"):  # its first triaged identity writes its repro
+            self._write_minimized(bucket, t)
+        self._write_count(bucket)
+
+    def mark(self, u: Any, status: str, note: str, verdict: str | None = None) -> None:
+        """A triage that did not minimize `u`: its bucket keeps its key, with this status and note."""
+        bucket = self.buckets.get(u.bucket)
+        if bucket is not None and bucket.status == "unminimized":
+            bucket.status, bucket.note = status, note
+            bucket.verdict = verdict or bucket.verdict
+
+    def localized(self, bucket: Bucket, loc: Any) -> Bucket:
+        """A localization came back: its suspects go into report.md ("where to look"); its locus, when there is
+        one, enters the key (merging into a bucket of that key, else renaming the folder). Returns the bucket
+        the members are in now."""
+        from dataclasses import replace
+
+        bucket.suspects = loc.suspects
+        bucket.triage_seconds += loc.seconds
+        self._write_where_to_look(bucket)
+        base = bucket.explained or bucket.explanation
+        if not loc.locus or base.locus == loc.locus or not base.ablated:
+            return bucket
+        explanation = replace(base, locus=loc.locus)
+        key = explanation.key
+        del self.buckets[bucket.key]
+        target = self.buckets.get(key)
+        if target is None:
+            new_folder = _free(self.dir / folder_name(key))
+            bucket.folder.rename(new_folder)
+            for u in bucket.members:
+                u.bucket = key
+                if u.path is not None:
+                    u.path = new_folder / "examples" / u.path.name
+            bucket.key, bucket.explanation, bucket.folder = key, explanation, new_folder
+            if bucket.status == "unexplained":
+                bucket.status = "ok"
+            self.buckets[key] = bucket
+            return bucket
+        for u in bucket.members:
+            u.bucket = key
+            if u.path is not None and sum(1 for m in target.members if m.path is not None) < MAX_EXAMPLES:
+                moved = _free(target.folder / "examples" / u.path.name)
                 shutil.move(str(u.path), moved)
                 u.path = moved
-            else:
+            elif u.path is not None:
+                u.path.unlink(missing_ok=True)
                 u.path = None
             target.members.append(u)
-        target.count += source.count
-        target.first_seen = min(target.first_seen, source.first_seen)
-        shutil.rmtree(source.folder, ignore_errors=True)
+        target.first_seen = min(target.first_seen, bucket.first_seen)
+        shutil.rmtree(bucket.folder, ignore_errors=True)
+        self._write_count(target)
+        return target
+
+    def drop(self, bucket: Bucket) -> None:
+        """Delete a bucket this run created (its key turned out to be a known issue)."""
+        self.buckets.pop(bucket.key, None)
+        shutil.rmtree(bucket.folder, ignore_errors=True)
+
+    def _write_where_to_look(self, bucket: Bucket) -> None:
+        report = bucket.folder / "report.md"
+        if not bucket.suspects or not report.exists():
+            return
+        text = report.read_text().split("\n### Where to look", 1)[0].rstrip() + "\n"
+        rows = "\n".join(f"| `{s['function']}` | {s['score']:.3f} | {s['failing']} | {s['passing']} | "
+                         f"{', '.join(map(str, s['lines'][:8]))} |" for s in bucket.suspects)
+        report.write_text(text + "\n### Where to look\n\nFunctions of torch ranked by spectrum-based fault "
+                          "localization (Ochiai over the minimized program and its passing one-edit neighbours, each "
+                          "run in a fresh process):\n\n| function | score | failing runs | passing runs | lines |\n"
+                          "|---|---|---|---|---|\n" + rows + "\n")
 
     def _write_minimized(self, bucket: Bucket, t: Any) -> None:
         from dynfuzz.triage.repro import metadata_for, render_report
 
-        bucket.status = "flaky" if t.verdict == "flaky" else "ok"
+        bucket.folder.mkdir(parents=True, exist_ok=True)
         bucket.verdict = t.verdict
+        if t.verdict == "reproduces":
+            bucket.status = "unexplained" if t.explanation.unexplained else "ok"
+        elif t.verdict == "flaky":
+            bucket.status = "flaky"
+            bucket.note = "its repro did not reproduce in three runs in fresh processes"
+        else:
+            bucket.status = "unverified"
+            bucket.note = "the minimized repro did not run cleanly (the script itself failed); see repro.py"
         (bucket.folder / "repro.py").write_text(t.repro)
         spec = spec_for(self.spec, bucket.explanation.layer)
         meta = metadata_for(t.case, t.finding, spec, bucket=bucket.key, cause=bucket.explanation.cause)
@@ -270,7 +318,4 @@ class BucketFiler:
         return sum(1 for b in self.buckets.values() if b.tier == tier and b.status != "flaky")
 
     def internal(self) -> int:
-        return sum(b.count for b in self.buckets.values() if b.explanation.cls in INTERNAL_CLASSES)
-
-    def queued(self) -> int:
-        return len(self.queue) if self.queue is not None else 0
+        return sum(b.count for b in self.buckets.values() if b.explanation.cls == "internal-error")

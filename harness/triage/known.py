@@ -24,6 +24,7 @@ from dynfuzz.paths import known_issues_file
 
 _WARNED: list[Path] = []
 _LAYER = re.compile(r" @[\w.-]+$")
+_LOCUS = re.compile(r" near [^ ]+(?= @|$)")
 FIELDS = ("key", "aliases", "signature", "title", "upstream", "note", "corpus", "torch", "fixed_in")
 HEADER = """\
 # Torch bugs already known (see docs/findings.md, "Known issues"). Campaigns count these but do not re-report
@@ -50,6 +51,9 @@ class KnownIssues:
     def __post_init__(self) -> None:
         if not self.issues:
             self.issues = list(self.entries.values())
+        for item in self.issues:
+            for sig in signatures_of(item):
+                self.entries.setdefault(sig, item)
 
     def __contains__(self, signature: str) -> bool:
         return signature in self.entries
@@ -57,8 +61,11 @@ class KnownIssues:
     def match(self, key: str, torch: str | None = None) -> dict | None:
         """The entry whose key, or one of its `aliases` (the keys its variant repros get), is `key` on this torch
         release (`torch` None: any release)."""
+        key = _LOCUS.sub("", key)
+        if ": tensor ops" in key:  # names no construct: matching it would hide any other such divergence
+            return None
         for item in self.issues:
-            if not any(key in (known, _without_layer(known, key)) for known in keys_of(item)):
+            if not any(key in (known, _without_layer(known, key)) for known in map(_without_locus, keys_of(item))):
                 continue
             versions = item.get("torch") or []
             versions = [versions] if isinstance(versions, str) else versions
@@ -95,13 +102,12 @@ class KnownIssues:
         for n, item in enumerate(issues, 1):
             if not isinstance(item, dict):
                 raise UsageError(f"{path}: issue entry {n} must be a table ([[issue]]), not {type(item).__name__}")
-            bad = next((k for k in ("key", "signature") if k in item and not isinstance(item[k], str)), None)
-            if bad:
-                raise UsageError(f"{path}: issue entry {n}: `{bad}` must be a string")
+            if "key" in item and not isinstance(item["key"], str):
+                raise UsageError(f"{path}: issue entry {n}: `key` must be a string")
             if "signature" not in item and "key" not in item:
                 raise UsageError(f"{path}: every [[issue]] needs a key (run `dynfuzz known --refresh`)")
-            if item.get("signature"):
-                entries[item["signature"]] = item
+            for sig in signatures_of(item):
+                entries[sig] = item
         return cls(entries, list(issues), path)
 
     def save(self, path: Path | None = None) -> None:
@@ -132,6 +138,18 @@ def repros_of(item: dict) -> list[str]:
     return [corpus] if isinstance(corpus, str) else list(corpus)
 
 
+def _without_locus(key: str) -> str:
+    """Keys match whatever localization added (` near <file>:<function>`): a known issue is recognised as soon as
+    a bucket is explained, before its localization comes back, and a locus may move between releases."""
+    return _LOCUS.sub("", key)
+
+
+def signatures_of(item: dict) -> list[str]:
+    """The signatures an entry's repros show (`signature` is one, or a list: one per repro)."""
+    sig = item.get("signature") or []
+    return [sig] if isinstance(sig, str) else list(sig)
+
+
 def _without_layer(known: str | None, key: str) -> str | None:
     """A key that names no layer (layer triangulation did not run) matches an entry whatever its layer."""
     if known is None or _LAYER.search(key):
@@ -148,15 +166,26 @@ def _toml_value(value: Any) -> str:
 
 
 # ---- computing keys from corpus repros ----
-def key_of_repro(path: Path, wanted: dict | None = None) -> tuple[str | None, str | None]:
-    """(bucket key, signature) the repro at `path` produces now, or (None, None) if it no longer diverges.
+@dataclass
+class ReproKey:
+    """What one corpus repro produces now: its explained bucket key, its cheap key and the chosen signature."""
 
-    When the repro shows several findings, the one with the entry's old signature (else key prefix)
-    is taken, else the most severe one."""
+    key: str
+    cheap_key: str
+    signature: str
+
+
+def key_of_repro(path: Path, wanted: dict | None = None) -> ReproKey | None:
+    """The key a campaign would file the repro at `path` under (explained by ablation; its cheap key while
+    unexplained: see `Explanation.unexplained`), or None if it no longer diverges. Localization is left out:
+    known issues match whatever locus a bucket gets (`_without_locus`).
+
+    When the repro shows several findings, the one with one of the entry's signatures is taken, else the most
+    severe one."""
     from dynfuzz.oracles.model import SEVERITY
     from dynfuzz.run.compilers import CompileSpec, make_compiler
     from dynfuzz.run.judge import judge
-    from dynfuzz.triage.explain import explain
+    from dynfuzz.triage.explain import cheap_explanation, explain
     from dynfuzz.triage.repro import read_program
 
     saved = read_program(path)
@@ -166,58 +195,96 @@ def key_of_repro(path: Path, wanted: dict | None = None) -> tuple[str | None, st
     compiler = make_compiler(spec)
     findings = judge(saved.case, compiler, spec).findings
     if not findings:
-        return None, None
-    wanted = wanted or {}
-    prefix = (wanted.get("key") or "").split(":", 1)[0]
-    chosen = next((f for f in findings if f.signature == wanted.get("signature")), None) \
-        or next((f for f in findings if prefix and prefix.startswith(f.oracle + "/")), None) \
+        return None
+    wanted_sigs = set(signatures_of(wanted or {})) | ({meta["signature"]} if meta.get("signature") else set())
+    chosen = next((f for f in findings if f.signature in wanted_sigs), None) \
         or max(findings, key=lambda f: SEVERITY.get(f.severity, 0))
-    return explain(saved.case, chosen, spec, compiler).key, chosen.signature
+    cheap = cheap_explanation(saved.case, chosen)
+    explained = explain(saved.case, chosen, spec, compiler)
+    key = cheap.key if explained.unexplained else explained.key
+    return ReproKey(key, cheap.key, chosen.signature)
+
+
+def _releases(item: dict) -> list[str]:
+    versions = item.get("torch") or []
+    return [versions] if isinstance(versions, str) else list(versions)
 
 
 def refresh(known: KnownIssues, torch_version: str, out=print) -> int:
-    """Recompute every entry's key from its repro; add this torch release. Returns entries that failed."""
+    """Recompute every entry's key from its repros, record their cheap keys as aliases (so a campaign without
+    triage recognises them too) and add this torch release; then merge entries whose keys became one (one
+    entry per fault). Returns the entries that failed."""
     failed = 0
     for item in known.issues:
-        corpus = next(iter(repros_of(item)), None)
-        if not corpus or not known.entry_path(corpus).exists():
+        repros = [r for r in repros_of(item) if known.entry_path(r).exists()]
+        if not repros:
             out(f"SKIP  {item.get('title', '?')}: no corpus repro")
             failed += 1
             continue
-        key, signature = key_of_repro(known.entry_path(corpus), item)
-        if key is None:
-            out(f"FIXED {corpus}: no longer diverges on torch {torch_version}; key kept")
+        keys = [key_of_repro(known.entry_path(r), item) for r in repros]
+        if keys[0] is None:
+            out(f"FIXED {repros[0]}: no longer diverges on torch {torch_version}; key kept")
             failed += 1
             continue
-        if key != item.get("key"):
-            out(f"KEY   {corpus}: {item.get('key')!r} -> {key!r}")
-        item["key"] = key
-        item.setdefault("signature", signature)
-        versions = item.get("torch") or []
-        versions = [versions] if isinstance(versions, str) else list(versions)
+        found = [k for k in keys if k is not None]
+        if found[0].key != item.get("key"):
+            out(f"KEY   {repros[0]}: {item.get('key')!r} -> {found[0].key!r}")
+        item["key"] = found[0].key
+        aliases = {k.key for k in found[1:]} | {k.cheap_key for k in found if "tensor ops" not in k.cheap_key}
+        item["aliases"] = sorted(aliases - {item["key"]})
+        sigs = list(dict.fromkeys(signatures_of(item) + [k.signature for k in found]))
+        item["signature"] = sigs[0] if len(sigs) == 1 else sigs
+        versions = _releases(item)
         if release(torch_version) not in {release(v) for v in versions}:
             versions.append(release(torch_version))
         item["torch"] = versions
+    merge_same_keys(known)
     return failed
 
 
+def merge_same_keys(known: KnownIssues) -> int:
+    """Entries with one key are one fault: the first keeps its fields and takes the others' repros, aliases,
+    signatures, releases, upstream link and notes. Returns how many entries were merged away."""
+    by_key: dict[str, dict] = {}
+    kept: list[dict] = []
+    for item in known.issues:
+        first = by_key.get(item.get("key", ""))
+        if first is None or not item.get("key"):
+            by_key[item.get("key", "")] = item
+            kept.append(item)
+            continue
+        first["corpus"] = list(dict.fromkeys(repros_of(first) + repros_of(item)))
+        first["aliases"] = sorted((set(first.get("aliases", [])) | set(keys_of(item))) - {first["key"]})
+        sigs = list(dict.fromkeys(signatures_of(first) + signatures_of(item)))
+        first["signature"] = sigs[0] if len(sigs) == 1 else sigs
+        first["torch"] = sorted(set(_releases(first)) | set(_releases(item)))
+        first["upstream"] = first.get("upstream") or item.get("upstream", "")
+        notes = [n for n in (first.get("note"), item.get("note")) if n]
+        if notes:
+            first["note"] = "; ".join(dict.fromkeys(notes))
+    merged = len(known.issues) - len(kept)
+    known.issues = kept
+    known.entries = {sig: item for item in kept for sig in signatures_of(item)}
+    return merged
+
+
 def check(known: KnownIssues, torch_version: str, out=print) -> int:
-    """Entries (listing this release) whose repro no longer produces their key; 0 means no drift."""
+    """Entries (listing this release) one of whose repros no longer produces one of the entry's keys; 0 means
+    no drift."""
     drift = 0
     for item in known.issues:
-        versions = item.get("torch") or []
-        versions = [versions] if isinstance(versions, str) else versions
+        versions = _releases(item)
         if versions and release(torch_version) not in {release(v) for v in versions}:
             out(f"skip  {item.get('corpus')}: listed for torch {', '.join(versions)}")
             continue
-        corpus = next(iter(repros_of(item)), None)
-        key = key_of_repro(known.entry_path(corpus), item)[0] if corpus and known.entry_path(corpus).exists() \
-            else None
-        if key is None or key != item.get("key"):
-            drift += 1
-            out(f"DRIFT {corpus}: expected {item.get('key')!r}, got {key!r}")
-        else:
-            out(f"ok    {corpus}: {key}")
+        allowed = {_without_locus(k) for k in keys_of(item)}
+        for corpus in repros_of(item):
+            found = key_of_repro(known.entry_path(corpus), item) if known.entry_path(corpus).exists() else None
+            if found is None or _without_locus(found.key) not in allowed:
+                drift += 1
+                out(f"DRIFT {corpus}: expected {item.get('key')!r}, got {found.key if found else None!r}")
+            else:
+                out(f"ok    {corpus}: {found.key}")
     return drift
 
 
@@ -241,13 +308,15 @@ def add(known: KnownIssues, bucket_dir: Path, torch_version: str, upstream: str 
     except ValueError:
         relative = str(target)
     item: dict[str, Any] = {"title": _title(bucket_dir), "upstream": upstream, "corpus": relative}
-    key, signature = key_of_repro(target)
-    if key is None:
+    found = key_of_repro(target)
+    if found is None:
         target.unlink()
         raise UsageError(f"{repro} does not diverge here; nothing to promote")
-    item.update(key=key, signature=signature, torch=[release(torch_version)])
+    item.update(key=found.key, signature=found.signature, torch=[release(torch_version)])
+    if "tensor ops" not in found.cheap_key and found.cheap_key != found.key:
+        item["aliases"] = [found.cheap_key]
     known.issues.append(item)
-    known.entries[signature] = item
+    known.entries[found.signature] = item
     return item
 
 

@@ -8,7 +8,11 @@ is a short repro (`dynfuzz.triage.repro`): the program, the compile call, the or
 """
 from __future__ import annotations
 
+import signal
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -17,6 +21,7 @@ from dynfuzz.generators.case import Case, case_from_program, draw_case
 from dynfuzz.oracles import Finding
 from dynfuzz.run.compilers import Compiler, CompileSpec, make_compiler
 from dynfuzz.run.judge import judge
+from dynfuzz.triage.phases import Phases
 from dynfuzz.triage.reduce import ReduceStats, reduce_source
 from dynfuzz.triage.repro import SavedProgram, write_minimized
 
@@ -27,6 +32,7 @@ class Target:
 
     signature: str
     eager_ok: bool
+    oracle: str | None = None  # the oracle that found it: candidates are judged by it alone
 
 
 @dataclass
@@ -37,10 +43,39 @@ class Minimized:
     original_lines: int
     stage1: bool = False
     reduce: ReduceStats | None = None
+    timed_out: bool = False  # the seconds budget, not the judge calls, ended it (another machine may differ)
 
     @property
     def lines(self) -> int:
         return program_lines(self.case.source)
+
+
+SHRINK_EXAMPLES = 300  # Hypothesis's shrinker: at most this many programs judged (stage 1)
+CANDIDATE_SECONDS = 30  # a candidate program that runs longer (a deleted loop step) is rejected, not waited for
+
+
+@contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raise TimeoutError in this thread after `seconds`, and again every second until the block ends (the
+    program run catches the first one as its call's error, and the next call may loop again), then raise it
+    from the block whatever the block returned (SIGALRM; a no-op off the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    deadline = time.monotonic() + seconds
+
+    def expire(signum, frame):
+        raise TimeoutError(f"ran past {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds, 1.0)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    if time.monotonic() >= deadline:
+        raise TimeoutError(f"ran past {seconds} s")
 
 
 def program_lines(source: str) -> int:
@@ -51,15 +86,18 @@ def program_lines(source: str) -> int:
 class Judge:
     """Runs candidate programs and answers: does the target failure still appear?"""
 
-    def __init__(self, compiler: Compiler, spec: CompileSpec, target: Target) -> None:
-        self.compiler, self.spec, self.target = compiler, spec, target
+    def __init__(self, compiler: Compiler, spec: CompileSpec, target: Target, limit: int | None = None) -> None:
+        self.compiler, self.spec, self.target, self.limit = compiler, spec, target, limit
         self.calls = 0
 
     def finding(self, case: Case) -> Finding | None:
+        if self.limit is not None and self.calls >= self.limit:
+            return None  # out of judge calls: no candidate is accepted any more
         self.calls += 1
         try:
-            result = judge(case, self.compiler, self.spec)
-        except Exception:
+            with time_limit(CANDIDATE_SECONDS):
+                result = judge(case, self.compiler, self.spec, only=(self.target.oracle,) if self.target.oracle else ())
+        except Exception:  # a candidate that breaks or runs too long (a loop whose step was deleted) is rejected
             return None
         if result.eager_ok != self.target.eager_ok:
             return None
@@ -111,41 +149,54 @@ def choose_target(case: Case, compiler: Compiler, spec: CompileSpec, signature: 
         chosen = by_sig[signature]
     else:
         chosen = max(result.findings, key=lambda f: SEVERITY.get(f.severity, 0))
-    return Target(chosen.signature, result.eager_ok), chosen
+    return Target(chosen.signature, result.eager_ok, chosen.oracle), chosen
 
 
-def minimize(case: Case, spec: CompileSpec, budget: float, signature: str | None = None) -> Minimized:
-    """Both stages within `budget` seconds; the result still shows the chosen finding's signature."""
+def minimize(case: Case, spec: CompileSpec, budget: float, signature: str | None = None,
+             phases: Phases | None = None, max_calls: int | None = None,
+             shrink_examples: int = SHRINK_EXAMPLES) -> Minimized:
+    """Both stages within `budget` seconds (and `max_calls` judge calls, when given: then the result does not
+    depend on the machine's speed unless the seconds ran out first); the result still shows the chosen
+    finding's signature. `phases` (when given) receives the seconds and judge calls of each phase."""
+    phases = phases if phases is not None else Phases()
     start = time.monotonic()
     deadline = start + budget
     compiler = make_compiler(spec)
-    target, finding = choose_target(case, compiler, spec, signature)
-    judge_ = Judge(compiler, spec, target)
+    with phases.phase("rejudge"):
+        target, finding = choose_target(case, compiler, spec, signature)
+    phases.count("rejudge")
+    judge_ = Judge(compiler, spec, target, max_calls)
     original = program_lines(case.source)
     stage1 = False
-    case = _with_choices(case)
-    if case.choices:
-        shrunk = shrink_choices(case, judge_, start + budget * 0.5)
-        if shrunk is not None and len(shrunk.source) < len(case.source):
-            found = judge_.finding(shrunk)
-            if found is not None:
-                case, finding, stage1 = shrunk, found, True
+    with phases.phase("shrink"):
+        case = _with_choices(case)
+        if case.choices and shrink_examples > 0:
+            shrunk = shrink_choices(case, judge_, start + budget * 0.5, shrink_examples)
+            if shrunk is not None and len(shrunk.source) < len(case.source):
+                found = judge_.finding(shrunk)
+                if found is not None:
+                    case, finding, stage1 = shrunk, found, True
+    phases.count("shrink", judge_.calls)
     stats = None
-    if case.eager_source is not None and judge_.finding(replace(case, eager_source=None)) is not None:
-        case = replace(case, eager_source=None)  # the failure shows without the plain-Python rendering
-    if case.eager_source is None and time.monotonic() < deadline:
-        base = case
+    calls = judge_.calls
+    with phases.phase("reduce"):
+        if case.eager_source is not None and judge_.finding(replace(case, eager_source=None)) is not None:
+            case = replace(case, eager_source=None)  # the failure shows without the plain-Python rendering
+        if case.eager_source is None and time.monotonic() < deadline:
+            base = case
 
-        def still_fails(source: str) -> bool:
-            return judge_.finding(replace(base, source=source, choices=())) is not None
+            def still_fails(source: str) -> bool:
+                return judge_.finding(replace(base, source=source, choices=())) is not None
 
-        source, stats = reduce_source(case.source, still_fails, case.entry, deadline)
-        if source != case.source:
-            reduced = replace(base, source=source, choices=())
-            found = judge_.finding(reduced)
-            if found is not None:
-                case, finding = reduced, found
-    return Minimized(case, finding, time.monotonic() - start, original, stage1, stats)
+            source, stats = reduce_source(case.source, still_fails, case.entry, deadline)
+            if source != case.source:
+                reduced = replace(base, source=source, choices=())
+                found = judge_.finding(reduced)
+                if found is not None:
+                    case, finding = reduced, found
+    phases.count("reduce", judge_.calls - calls)
+    timed_out = time.monotonic() >= deadline or bool(stats and stats.timed_out)
+    return Minimized(case, finding, time.monotonic() - start, original, stage1, stats, timed_out)
 
 
 def minimize_file(saved: SavedProgram, spec: CompileSpec, budget: float, out: Path | None,

@@ -30,6 +30,11 @@ VERIFY_TIMEOUT = 120.0
 # recycled], run/workers.py): a one-hour soak saw it at 900 MB after 11 minutes. Between jobs it is replaced
 # after RECYCLE_JOBS jobs, or once its RSS passes RECYCLE_RSS_GROWTH times what it was after its first job.
 RECYCLE_JOBS = 25
+FRESH_RUNS = 3  # a bucket is flaky only once its repro did not reproduce in this many fresh processes
+# A triage job skips Hypothesis's shrinker (stage 1 of `dynfuzz minimize`) and reduces the source alone, whole
+# blocks of statements first: on 8 real findings (bench/minimize.py) that gave shorter programs (median 15 lines
+# against 22) in far fewer judge calls, where the shrinker used half the budget and left the reducer no time.
+SHRINK_EXAMPLES = 0
 
 
 @dataclass
@@ -43,16 +48,23 @@ class Triaged:
     verdict: str  # "reproduces", "flaky" (the repro or the minimized case does not show it) or "error"
     seconds: float
     minimized: bool = True
+    phases: dict[str, Any] = dataclasses.field(default_factory=dict)  # Phases.as_dict(): seconds and judge calls
 
 
-def verify(text: str, spec: CompileSpec) -> str:
-    """Run the rendered repro once in a subprocess: "reproduces", "flaky" or "error"."""
+def verify(text: str, spec: CompileSpec, runs: int = FRESH_RUNS) -> str:
+    """Run the rendered repro in fresh processes until it reproduces, at most `runs` times: "reproduces" (one
+    run did), "flaky" (every run exited 0: it did not reproduce) or "error" (the script itself broke)."""
     from dynfuzz.triage.repro import verify_repro
 
+    verdicts = []
     with tempfile.TemporaryDirectory(prefix="dynfuzz-verify-") as tmp:
         path = Path(tmp) / "repro.py"
         path.write_text(text)
-        return verify_repro(path, spec, timeout=VERIFY_TIMEOUT)
+        for _ in range(max(1, runs)):
+            verdicts.append(verify_repro(path, spec, timeout=VERIFY_TIMEOUT))
+            if verdicts[-1] == "reproduces":
+                return "reproduces"
+    return "flaky" if all(v == "flaky" for v in verdicts) else "error"
 
 
 def triage_one(case: Case, finding: Finding, spec: CompileSpec, budget: float,
@@ -62,19 +74,29 @@ def triage_one(case: Case, finding: Finding, spec: CompileSpec, budget: float,
     from dynfuzz.run.compilers import make_compiler
     from dynfuzz.triage.explain import cheap_explanation, explain
     from dynfuzz.triage.minimize import minimize
+    from dynfuzz.triage.phases import Phases
     from dynfuzz.triage.repro import metadata_for, render_repro
 
     start = time.monotonic()
+    phases = Phases()
     spec = spec_for(spec, finding.layer)  # a finding first seen with aot_eager (--backends) is triaged on aot_eager
     try:
-        m = minimize(case, spec, budget, finding.signature)
-    except UsageError:  # the case no longer diverges when re-run
-        return Triaged(case, finding, cheap_explanation(case, finding), "", "flaky", time.monotonic() - start, False)
-    explanation = explain(m.case, dataclasses.replace(m.finding, layer=finding.layer), spec, make_compiler(spec))
+        m = minimize(case, spec, budget, finding.signature, phases, shrink_examples=SHRINK_EXAMPLES)
+    except UsageError:  # it did not diverge again in this long-lived worker: ask fresh processes
+        text = render_repro(case, finding, spec, metadata_for(case, finding, spec, **(meta or {})))
+        with phases.phase("verify"):
+            verdict = verify(text, spec)
+        phases.count("verify")
+        return Triaged(case, finding, cheap_explanation(case, finding), text, verdict, time.monotonic() - start,
+                       False, phases.as_dict())
+    explanation = explain(m.case, dataclasses.replace(m.finding, layer=finding.layer), spec, make_compiler(spec),
+                          phases=phases)
     meta = {**(meta or {}), "bucket": explanation.key, "cause": explanation.cause, "layer": explanation.layer}
     text = render_repro(m.case, m.finding, spec, metadata_for(m.case, m.finding, spec, **meta))
-    verdict = verify(text, spec)
-    return Triaged(m.case, m.finding, explanation, text, verdict, time.monotonic() - start)
+    with phases.phase("verify"):
+        verdict = verify(text, spec)
+    phases.count("verify")
+    return Triaged(m.case, m.finding, explanation, text, verdict, time.monotonic() - start, phases=phases.as_dict())
 
 
 def _worker_main(conn: Connection, spec: CompileSpec, budget: float, log: str | None = None) -> None:
@@ -90,13 +112,19 @@ def _worker_main(conn: Connection, spec: CompileSpec, budget: float, log: str | 
             return
         ident, case, finding, meta = job
         try:
+            if ident.startswith("localize "):
+                from dynfuzz.triage.localize import localize
+
+                conn.send(("done", ident, localize(case, finding, spec_for(spec, finding.layer))))
+                continue
             conn.send(("done", ident, triage_one(case, finding, spec, budget, meta)))
         except Exception as e:  # a dynfuzz bug: the campaign keeps the finding under its cheap key
             conn.send(("error", ident, f"{type(e).__name__}: {e}"))
 
 
 class TriageQueue:
-    """Jobs in, results out, one worker process; it is started on the first job."""
+    """One lane: a worker process that runs one job at a time; it is started on the first job. Jobs wait in
+    the lane's own list when it is used alone (`submit`); a `TriagePool` hands its lanes one job at a time."""
 
     def __init__(self, spec: CompileSpec, budget: float, log: str | None = None) -> None:
         self.spec, self.budget, self.log = spec, budget, log
@@ -112,7 +140,8 @@ class TriageQueue:
     def __len__(self) -> int:
         return len(self.waiting) + (self.current is not None)
 
-    def submit(self, ident: str, case: Case, finding: Finding, meta: dict[str, Any] | None = None) -> None:
+    def submit(self, ident: str, case: Case, finding: Finding, meta: dict[str, Any] | None = None,
+               priority: int = 0) -> None:
         self.waiting.append((ident, case, finding, meta or {}))
         self._feed()
 
@@ -147,17 +176,20 @@ class TriageQueue:
             return False
         return rss is not None and rss > RECYCLE_RSS_GROWTH * self.baseline_rss
 
+    def start(self, ident: str, case: Case, finding: Finding, meta: dict[str, Any]) -> None:
+        """Run one job now (the lane must be idle)."""
+        if self._worn_out():
+            self.close()
+            self.recycled += 1
+        if self.process is None or not self.process.is_alive():
+            self._stop()
+            self._start()
+        self.conn.send((ident, case, finding, meta))
+        self.current = (ident, time.monotonic())
+
     def _feed(self) -> None:
         if self.current is None and self.waiting:
-            if self._worn_out():
-                self.close()
-                self.recycled += 1
-            if self.process is None or not self.process.is_alive():
-                self._stop()
-                self._start()
-            ident, case, finding, meta = self.waiting.pop(0)
-            self.conn.send((ident, case, finding, meta))
-            self.current = (ident, time.monotonic())
+            self.start(*self.waiting.pop(0))
 
     def poll(self, wait: float = 0.0) -> list[tuple[str, str, Any]]:
         """Finished jobs as `(ident, "done" | "error", Triaged | message)`; waits up to `wait` s for one."""
@@ -208,38 +240,89 @@ class TriageQueue:
 
 
 class TriagePool:
-    """Several TriageQueue lanes, for campaigns whose workers find new cheap keys faster than one
-    minimizer explains them (a 16-core run files dozens a minute, at up to a minute each).
-    A job goes to the lane with the fewest jobs; results and leftovers are gathered from all lanes."""
+    """Triage lanes fed from one priority queue: a new cheap key before a suspect, a suspect before a
+    localization, first come first served within a priority. The number of lanes follows `resize` (the
+    campaign gives lanes to triage while findings wait, and takes them back); a lane above the target is
+    closed once its job is done, never in the middle of one."""
 
     def __init__(self, spec: CompileSpec, budget: float, lanes: int = 1, log_dir: Path | None = None) -> None:
         if log_dir is not None:
             log_dir.mkdir(parents=True, exist_ok=True)
-        self.lanes = [TriageQueue(spec, budget, None if log_dir is None else str(log_dir / f"triage{i}.log"))
-                      for i in range(max(1, lanes))]
+        self.spec, self.budget, self.log_dir = spec, budget, log_dir
+        self.lanes: list[TriageQueue] = []
+        self.target = max(1, lanes)
+        self.waiting: list[tuple[int, int, tuple[str, Case, Finding, dict]]] = []  # (priority, order, job)
+        self.order = 0
+        self.closed_recycles = 0
+        self.started: dict[str, float] = {}  # ident -> when its job was handed to a lane
+        self.job_seconds: list[float] = []  # wall seconds of every finished job, for the capacity policy
 
     def __len__(self) -> int:
-        return sum(len(lane) for lane in self.lanes)
+        return len(self.waiting) + sum(lane.current is not None for lane in self.lanes)
 
-    def submit(self, ident: str, case: Case, finding: Finding, meta: dict[str, Any] | None = None) -> None:
-        min(self.lanes, key=len).submit(ident, case, finding, meta)
+    def waiting_count(self, priority: int | None = None) -> int:
+        return sum(1 for p, _, _ in self.waiting if priority is None or p == priority)
+
+    def busy_lanes(self) -> int:
+        return sum(lane.current is not None for lane in self.lanes)
+
+    def submit(self, ident: str, case: Case, finding: Finding, meta: dict[str, Any] | None = None,
+               priority: int = 0) -> None:
+        self.order += 1
+        self.waiting.append((priority, self.order, (ident, case, finding, meta or {})))
+        self.waiting.sort(key=lambda w: (w[0], w[1]))
+        self._feed()
+
+    def resize(self, lanes: int) -> None:
+        """Run at most `lanes` jobs at once from now on (at least one)."""
+        self.target = max(1, lanes)
+        self._feed()
+
+    def _lane(self, i: int) -> TriageQueue:
+        while len(self.lanes) <= i:
+            log = None if self.log_dir is None else str(self.log_dir / f"triage{len(self.lanes)}.log")
+            self.lanes.append(TriageQueue(self.spec, self.budget, log))
+        return self.lanes[i]
+
+    def _feed(self) -> None:
+        for i in range(self.target):
+            if not self.waiting:
+                break
+            lane = self._lane(i)
+            if lane.current is None:
+                _, _, job = self.waiting.pop(0)
+                self.started[job[0]] = time.monotonic()
+                lane.start(*job)
+        for lane in self.lanes[self.target:]:  # above the target: closed once idle
+            if lane.current is None and lane.process is not None:
+                self.closed_recycles += lane.recycled
+                lane.recycled = 0
+                lane.close()
 
     def poll(self, wait: float = 0.0) -> list[tuple[str, str, Any]]:
-        busy = [lane for lane in self.lanes if len(lane)]
         out: list[tuple[str, str, Any]] = []
+        busy = [lane for lane in self.lanes if lane.current is not None]
         for i, lane in enumerate(busy):
             out += lane.poll(wait if i == 0 and not out else 0.0)
+        for ident, _, _ in out:
+            started = self.started.pop(ident, None)
+            if started is not None:
+                self.job_seconds.append(time.monotonic() - started)
+        self._feed()
         return out
 
     def drain(self, deadline: float) -> tuple[list[tuple[str, str, Any]], list[str]]:
+        """Results until the queue is empty or `deadline` passes, on every lane the pool may use; then the lanes
+        are stopped. Returns the results and the idents left unfinished (running or waiting)."""
         out: list[tuple[str, str, Any]] = []
         while len(self) and time.monotonic() < deadline:
             out += self.poll(wait=min(0.2, max(deadline - time.monotonic(), 0.0)))
-        left: list[str] = []
+        left = [lane.current[0] for lane in self.lanes if lane.current is not None] + \
+            [job[0] for _, _, job in self.waiting]
+        self.waiting = []
         for lane in self.lanes:
-            more, rest = lane.drain(time.monotonic())
-            out += more
-            left += rest
+            lane.current = None
+            lane.close()
         return out, left
 
     def close(self) -> None:
@@ -248,9 +331,13 @@ class TriagePool:
 
     @property
     def recycled(self) -> int:
-        return sum(lane.recycled for lane in self.lanes)
+        return self.closed_recycles + sum(lane.recycled for lane in self.lanes)
+
+    def mean_job_seconds(self, default: float = 30.0) -> float:
+        recent = self.job_seconds[-20:]
+        return sum(recent) / len(recent) if recent else default
 
 
 def triage_lanes(workers: int) -> int:
-    """Minimizer processes for a campaign of `workers`: one per three workers, at least one."""
+    """Triage lanes a campaign of `workers` keeps while nothing waits: one per three workers, at least one."""
     return max(1, workers // 3)

@@ -57,6 +57,33 @@ def delete_statements(tree: ast.Module, entry: str) -> Iterator[ast.Module]:
         yield new
 
 
+def delete_blocks(tree: ast.Module, entry: str) -> Iterator[ast.Module]:
+    """Runs of consecutive statements of one body removed at once, halves first, then quarters, down to pairs
+    (delta debugging's chunks): a generated program is mostly fragments the divergence does not need, and
+    removing them a block at a time costs a few judge calls where one statement at a time costs one each."""
+    slots = list(_parent_lists(tree))
+    bodies = [i for i, (_, name) in enumerate(slots) if name in ("body", "orelse", "finalbody")]
+    for index in bodies:
+        node, name = slots[index]
+        size = len(getattr(node, name))
+        chunk = size // 2
+        while chunk >= 2:
+            for start in sorted({max(0, s) for s in range(size - chunk, -chunk, -chunk)}, reverse=True):
+                new = copy.deepcopy(tree)
+                owner, field = list(_parent_lists(new))[index]
+                body = getattr(owner, field)
+                block = body[start:start + chunk]
+                if owner is new and any(isinstance(s, ast.FunctionDef) and s.name in (entry, "inputs")
+                                        or isinstance(s, ast.Import) and any(a.name == "torch" for a in s.names)
+                                        for s in block):
+                    continue
+                del body[start:start + chunk]
+                if not body:
+                    body.append(ast.Pass())
+                yield new
+            chunk //= 2
+
+
 def _simpler(node: ast.expr) -> list[ast.expr]:
     if isinstance(node, ast.Call):
         out = [a for a in node.args if not isinstance(a, ast.Starred)]
@@ -251,6 +278,7 @@ def rename_short(tree: ast.Module, entry: str) -> Iterator[ast.Module]:
 
 
 PASSES: list[tuple[str, Callable[[ast.Module, str], Iterator[ast.Module]]]] = [
+    ("blocks", delete_blocks),
     ("delete", delete_statements),
     ("inline", inline_helpers),
     ("variables", inline_variables),

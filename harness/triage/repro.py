@@ -25,6 +25,7 @@ from dynfuzz.oracles import Finding
 from dynfuzz.oracles.checks import Unrenderable, agreement_check
 from dynfuzz.oracles.registry import render_check
 from dynfuzz.run.compilers import CompileSpec
+from dynfuzz.run.provenance import provenance
 from dynfuzz.triage.repro_template import UNRENDERABLE, Plan, fill
 
 if TYPE_CHECKING:
@@ -56,6 +57,7 @@ def metadata_for(case: Case, finding: Finding, spec: CompileSpec, **extra: Any) 
         "tags": sorted(case.tags),
         "torch": torch_version(),
         "python": platform.python_version(),
+        **provenance(),  # hypothesis, dynfuzz_commit, torch_patches
         "backend": spec.backend,
         "device": spec.device,
         "fullgraph": spec.fullgraph,
@@ -185,10 +187,11 @@ def render_report(case: Case, finding: Finding, spec: CompileSpec, meta: dict, r
             f"Found by dynfuzz (seed {case.seed}, tags: {', '.join(sorted(case.tags)) or 'none'}).\n")
 
 
-def write_finding(directory: Path, case: Case, finding: Finding, spec: CompileSpec, **extra: Any) -> Path:
-    """Write the repro for `finding` to `directory/<signature>.py` and return its path."""
+def write_finding(directory: Path, case: Case, finding: Finding, spec: CompileSpec, name: str | None = None,
+                  **extra: Any) -> Path:
+    """Write the repro for `finding` to `directory/<name>.py` (default: its signature) and return its path."""
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"{finding.signature}.py"
+    path = directory / f"{name or finding.signature}.py"
     tmp = path.with_suffix(".tmp")
     tmp.write_text(render_repro(case, finding, spec, metadata_for(case, finding, spec, **extra)))
     tmp.replace(path)

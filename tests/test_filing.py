@@ -1,0 +1,239 @@
+"""Filing findings into buckets: every identity (signature and cheap key) is triaged on its own before it is
+counted as known or merged, nothing is overwritten, and what triage did not reach is kept on disk for
+`dynfuzz triage`. A fake triage queue answers each job with what the test says its triage found, so nothing
+here depends on the machine's timing."""
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+from dynfuzz.generators.case import draw_case
+from dynfuzz.oracles.model import finding
+from dynfuzz.run.campaign import Campaign, CampaignConfig, Capacity
+from dynfuzz.run.compilers import CompileSpec
+from dynfuzz.run.ledger import Ledger, identity
+from dynfuzz.triage.explain import cheap_explanation
+from dynfuzz.triage.known import KnownIssues
+from dynfuzz.triage.pending import LOCALIZE, NEW, SUSPECT
+from dynfuzz.triage.queue import Triaged
+
+SYMPTOM = finding("outputs", "miscompile", "out[0] values differ", "out[0] values differ")
+OTHER = finding("outputs", "miscompile", "out[0] holds other values", "out[0] holds other values")
+
+
+class FakeQueue:
+    """The triage pool's interface; `answers` maps an identity to a function (case, finding) -> Triaged."""
+
+    def __init__(self, answers=None):
+        self.answers, self.jobs, self.ready, self.order = answers or {}, [], [], []
+        self.job_seconds, self.recycled = [], 0
+
+    def __len__(self):
+        return len(self.jobs)
+
+    def submit(self, ident, case, finding, meta=None, priority=0):
+        from dynfuzz.triage.localize import Localization
+
+        self.jobs.append(ident)
+        self.order.append((priority, ident))
+        if ident in self.answers:
+            self.ready.append((ident, "done", self.answers[ident](case, finding)))
+        elif ident.startswith("localize "):  # no clear suspect: the key stays as triage named it
+            self.ready.append((ident, "done", Localization()))
+
+    def poll(self, wait=0.0):
+        out, self.ready = self.ready, []
+        self.jobs = [j for j in self.jobs if j not in {i for i, _, _ in out}]
+        return out
+
+    def drain(self, deadline):
+        out, left = self.poll(), list(self.jobs)
+        self.jobs = []
+        return out, left
+
+    def resize(self, lanes):
+        pass
+
+    def waiting_count(self, priority=None):
+        return len(self.jobs)
+
+    def mean_job_seconds(self, default=30.0):
+        return default
+
+    def close(self):
+        pass
+
+
+def triaged_as(construct, verdict="reproduces"):
+    """A triage answer whose explained construct is `construct` (so its key is `miscompile: <family>`)."""
+    def answer(case, f):
+        explanation = dataclasses.replace(cheap_explanation(case, f), construct=construct, ablated=True)
+        return Triaged(case, f, explanation, f"print('minimized: {construct}')\n", verdict, 0.1)
+    return answer
+
+
+def ledger_with(tmp_path, answers=None, known=()):
+    known = KnownIssues({}, [{"key": k, "upstream": "https://example.invalid/1"} for k in known])
+    ledger = Ledger(CampaignConfig(budget=1, out=tmp_path, spec=CompileSpec(), known=known, progress=False))
+    ledger.triage = FakeQueue(answers)
+    return ledger
+
+
+def ident_of(case, f):
+    return identity(f.signature, cheap_explanation(case, f).key)
+
+
+def key_of(construct, f=SYMPTOM):
+    return triaged_as(construct)(draw_case(0), f).explanation.key
+
+
+def test_one_symptom_of_two_causes_is_filed_twice_and_a_known_cause_hides_neither(tmp_path):
+    """Without triage: "out[0] values differ" from a known bug and from another program kind is a new finding,
+    not one more count of the known issue (a campaign once counted a new torch bug into a known bucket)."""
+    first, second = draw_case(0), draw_case(1)
+    key = cheap_explanation(first, SYMPTOM).key
+    assert key != cheap_explanation(second, SYMPTOM).key
+    ledger = ledger_with(tmp_path, known=[key])
+    ledger.triage = None
+    for case in (first, second, first, second, second):
+        ledger.record(case, SYMPTOM)
+    assert dict(ledger.known_hits) == {key: 2}
+    assert [u.count for u in ledger.unique.values()] == [3]
+    assert len(list((tmp_path / "findings").glob("*/examples/*.py"))) == 1
+
+
+@pytest.mark.parametrize("second_cause", ["new", "known", "unanswered"])
+def test_a_second_program_kind_of_a_filed_signature_waits_for_its_own_triage(tmp_path, second_cause):
+    """A finding whose signature is filed under another cheap key is a suspect: a new cause gets its own bucket
+    (minimized), a known one counts as known, and one the queue never answers is filed under its own cheap key
+    at the end (never counted with the first finding, nor as known) and stays on disk for `dynfuzz triage`."""
+    first, second = draw_case(0), draw_case(1)
+    suspect = ident_of(second, SYMPTOM)
+    answers = {"new": {suspect: triaged_as("a second cause")}, "known": {suspect: triaged_as("a known cause")},
+               "unanswered": {}}[second_cause]
+    ledger = ledger_with(tmp_path, answers, known=[key_of("a known cause")] if second_cause == "known" else ())
+    ledger.record(first, SYMPTOM)
+    ledger.record(second, SYMPTOM)
+    ledger.record(second, SYMPTOM)
+    assert len(ledger.unique) == 1 and suspect in ledger.suspects and (suspect not in ledger.unique)
+    assert (SUSPECT, suspect) in ledger.triage.order
+    for ident, status, payload in ledger.triage.poll():
+        ledger.apply_triage(ident, status, payload)
+    ledger.settle()
+    first_bucket = ledger.unique[ident_of(first, SYMPTOM)].bucket
+    if second_cause == "new":
+        assert sorted(u.count for u in ledger.unique.values()) == [1, 2]
+        new = ledger.filer.buckets[key_of("a second cause")]
+        assert new.status == "ok" and "a second cause" in (new.folder / "repro.py").read_text()
+    elif second_cause == "known":
+        assert len(ledger.unique) == 1 and dict(ledger.known_hits) == {key_of("a known cause"): 2}
+    else:
+        assert sorted(u.count for u in ledger.unique.values()) == [1, 2] and not ledger.known_hits
+        assert ledger.unique[suspect].bucket != first_bucket
+        assert ledger.filer.buckets[ledger.unique[suspect].bucket].status == "unminimized"
+        assert [j.ident for j in ledger.pending.load()] == [ident_of(first, SYMPTOM), suspect]
+
+
+def test_a_new_signature_with_a_filed_cheap_key_is_triaged_before_it_joins_that_bucket(tmp_path):
+    """Two signatures of one program kind: the second does not go into the first's bucket untriaged, and when the
+    first turns out to be a known issue, the second (another cause) is not counted as known with it."""
+    case = draw_case(0)
+    first, second = ident_of(case, SYMPTOM), ident_of(case, OTHER)
+    ledger = ledger_with(tmp_path, {first: triaged_as("a known cause"), second: triaged_as("another cause")},
+                         known=[key_of("a known cause")])
+    ledger.record(case, SYMPTOM)
+    ledger.record(case, OTHER)
+    assert second in ledger.suspects and len(ledger.filer.buckets) == 1
+    for ident, status, payload in ledger.triage.poll():
+        ledger.apply_triage(ident, status, payload)
+    assert dict(ledger.known_hits) == {key_of("a known cause"): 1}
+    assert list(ledger.unique) == [second] and ledger.unique[second].bucket == key_of("another cause", OTHER)
+
+
+def test_two_findings_of_one_signature_keep_both_programs_when_their_buckets_merge(tmp_path):
+    """Two identities with one signature (two program kinds) whose triage names one fault: both programs stay in
+    the merged bucket's examples/, and every unique_findings[].file holds its own finding's program."""
+    first, second = draw_case(0), draw_case(1)
+    answers = {ident_of(first, SYMPTOM): triaged_as("one cause"), ident_of(second, SYMPTOM): triaged_as("one cause")}
+    ledger = ledger_with(tmp_path, answers)
+    ledger.record(first, SYMPTOM)
+    ledger.record(second, SYMPTOM)
+    for ident, status, payload in ledger.triage.poll():
+        ledger.apply_triage(ident, status, payload)
+    (bucket,) = ledger.filer.buckets.values()
+    examples = sorted((bucket.folder / "examples").glob("*.py"))
+    assert len(examples) == 2 and len({p.read_text() for p in examples}) == 2
+    rows = ledger.summary()["unique_findings"]
+    assert len(rows) == 2 and {r["file"] for r in rows} == {str(p) for p in examples}
+    for row in rows:
+        u = next(u for u in ledger.unique.values() if str(u.path) == row["file"])
+        assert f"seed {u.seed}" in open(row["file"]).read() or str(u.seed) in open(row["file"]).read()
+
+
+def test_a_suspect_waits_behind_a_new_cheap_key():
+    """The triage pool hands out a new cheap key before a suspect queued earlier, and a localization last."""
+    from dynfuzz.triage.queue import TriagePool
+
+    pool = TriagePool(CompileSpec(), budget=1.0, lanes=1)
+    started = []
+    pool._lane(0).start = lambda ident, *rest: started.append(ident) or setattr(pool.lanes[0], "current", (ident, 0))
+    case = draw_case(0)
+    pool.lanes[0].current = ("busy", 0.0)  # the one lane is busy: submissions wait
+    pool.submit("localize k", case, SYMPTOM, {}, LOCALIZE)
+    pool.submit("suspect", case, SYMPTOM, {}, SUSPECT)
+    pool.submit("new", case, SYMPTOM, {}, NEW)
+    order = []
+    for _ in range(3):
+        pool.lanes[0].current = None
+        pool._feed()
+        order.append(pool.lanes[0].current[0])
+    assert order == ["new", "suspect", "localize k"]
+
+
+def test_workers_are_lent_to_triage_while_findings_wait_and_come_back():
+    """Note [Capacity follows the queue]: four workers, a growing queue takes up to three (one keeps drawing),
+    within the allowance of a quarter of the workers' time; an empty queue gives them all back; near the end,
+    with time saved up and a queue that would not drain, every worker triages."""
+    capacity = Capacity(4)
+    assert capacity.converted(elapsed=100, remaining=500, waiting=0, job_seconds=20, open_for_new=True) == 0
+    assert capacity.converted(elapsed=101, remaining=499, waiting=1, job_seconds=20, open_for_new=True) == 1
+    assert capacity.converted(elapsed=102, remaining=498, waiting=10, job_seconds=20, open_for_new=True) == 3
+    assert capacity.converted(elapsed=112, remaining=488, waiting=0, job_seconds=20, open_for_new=True) == 0
+    lent = capacity.used
+    assert 30 <= lent <= 31  # 1 worker for 1 s, then 3 for 10 s
+    capacity = Capacity(4)
+    assert capacity.converted(elapsed=800, remaining=60, waiting=40, job_seconds=20, open_for_new=True) == 4
+    spent = Capacity(2)
+    spent.used = 10_000.0  # the allowance is used up: generation keeps its workers
+    assert spent.converted(elapsed=100, remaining=100, waiting=50, job_seconds=20, open_for_new=True) == 0
+
+
+def test_dynfuzz_triage_finishes_what_a_campaign_left_queued(tmp_path):
+    """A campaign whose triage never answered leaves its findings on disk (`queue/`) and its suspects filed under
+    cheap keys; `dynfuzz triage DIR` runs them later, re-keys the buckets in place and empties the queue."""
+    from dynfuzz.run.finish import finish_triage
+
+    out = tmp_path / "out"
+    cases = [draw_case(0), draw_case(1)]
+    campaign = Campaign(CampaignConfig(budget=1, out=out, spec=CompileSpec(), progress=False))
+    campaign.ledger.triage = FakeQueue()
+    campaign.triage = campaign.ledger.triage
+    for case in cases:
+        campaign.ledger.record(case, SYMPTOM)
+    campaign.triage_drain(0.0)
+    campaign.write_summary()
+    before = json.loads((out / "summary.json").read_text())
+    assert before["queued"] == 2 and {b["status"] for b in before["buckets"]} == {"unminimized"}
+    assert len(before["buckets"]) == 2  # the suspect is filed under its own cheap key, not counted with the first
+
+    class AnsweringPool(FakeQueue):
+        def __init__(self, *args, **kwargs):
+            super().__init__({ident_of(c, SYMPTOM): triaged_as("one cause") for c in cases})
+
+    summary = finish_triage(out, budget=30, workers=2, minimize_budget=10, lanes_cls=AnsweringPool)
+    assert summary["queued"] == 0 and not list((out / "queue").glob("*.pkl"))
+    assert [b["key"] for b in summary["buckets"]] == [key_of("one cause")]
+    assert summary["buckets"][0]["status"] == "ok" and summary["buckets"][0]["count"] == 2
+    assert json.loads((out / "summary.json").read_text())["buckets"] == summary["buckets"]
+    assert summary["cases"] == before["cases"] and summary["triage_runs"][-1]["jobs"] == 3  # and a localization
