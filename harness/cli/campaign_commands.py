@@ -146,8 +146,8 @@ def add_parsers(sub) -> None:
     p.add_argument("--coverage-scope", action="append", metavar="PKG",
                    help="also measure this package, e.g. torch._inductor (repeatable; implies --coverage)")
     p.add_argument("--guided", action="store_true",
-                   help="coverage-guided generation: weight fragments and mutate choice sequences that reached "
-                        "new lines (reproducible per case from OUT/guided/cases.jsonl, not as a stream)")
+                   help="behaviour-guided generation: weight fragments and edit choice sequences that reached new "
+                        "Dynamo behaviours (reproducible per case from OUT/guided/cases.jsonl, not as a stream)")
     add_compile_flags(p)
     flags.add_pristine_flag(p)
     p.set_defaults(func=cmd_fuzz)

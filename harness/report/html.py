@@ -46,7 +46,7 @@ def render(report: Report, changes: Changes | None, figures: list[Figure]) -> st
         parts.append(_changes(report, changes))
     parts += [_totals(totals), _figure_section("time", "Over time", figures),
               _figure_section("breakdown", "Buckets by oracle, layer and feature tag", figures),
-              _figure_section("coverage", "Coverage", figures, _coverage_table(report)),
+              _figure_section("coverage", "Coverage", figures, _behaviour_section(report) + _coverage_table(report)),
               _buckets(report.rows), _policy(), "</body></html>"]
     return "\n".join(parts) + "\n"
 
@@ -81,6 +81,28 @@ def _coverage_table(report: Report) -> str:
         f"<td class=n>{t['reachable'].get('percent', '-')}%</td></tr>" for name, t in rows)
     return ("<table id=\"coverage-totals\"><thead><tr><th>campaign</th><th>lines covered</th><th>covered / lines"
             f"</th><th>reachable torch/_dynamo</th></tr></thead><tbody>{body}</tbody></table>")
+
+
+def _behaviour_section(report: Report) -> str:
+    """Behaviours reached per category against the reachable universe, new ones since an earlier campaign,
+    and the reachable ones never reached (what the generators could add)."""
+    from dynfuzz.report.behaviour_view import summary_line, table_rows, view
+
+    v = view(report)
+    if v is None:
+        return ""
+    body = "".join(f"<tr><td>{escape(r['category'])}</td><td class=n>{r['reached']}</td><td class=n>"
+                   f"{r['reachable']}</td><td class=n>{r['out_of_reach']}</td><td class=n>{r['never']}</td></tr>"
+                   for r in table_rows(v))
+    never = "".join(f"<details><summary>{escape(c)}: {len(names)} never reached</summary><p>"
+                    f"{escape(', '.join(names))}</p></details>" for c, names in v.never.items() if names)
+    new = ""
+    if v.new_since is not None:
+        new = (f'<details id="new-behaviours"><summary>{len(v.new_since)} behaviours new since the earlier '
+               f"campaign</summary><p>{escape(', '.join(v.new_since)) or 'none'}</p></details>")
+    return (f'<div id="behaviours"><p>{escape(summary_line(v))}</p><table id="behaviour-table"><thead><tr>'
+            "<th>category</th><th>reached</th><th>reachable universe</th><th>out of reach</th><th>never reached"
+            f"</th></tr></thead><tbody>{body}</tbody></table>{new}<div id=\"never-reached\">{never}</div></div>")
 
 
 def _highlight(source: str) -> str:

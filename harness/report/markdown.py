@@ -38,7 +38,7 @@ def render(report: Report, changes: Changes | None, figures: list[Figure], chart
                            ("coverage", "Coverage")):
         out += [f"## {title}", ""]
         if section == "coverage":
-            out += _coverage(report)
+            out += _behaviours(report) + _coverage(report)
         for f in figures:
             if f.section != section:
                 continue
@@ -77,6 +77,26 @@ def render(report: Report, changes: Changes | None, figures: list[Figure], chart
             if r.report:
                 out += ["<details><summary>bug report</summary>", "", r.report.rstrip(), "", "</details>", ""]
     return "\n".join(out) + "\n"
+
+
+def _behaviours(report: Report) -> list[str]:
+    from dynfuzz.report.behaviour_view import summary_line, table_rows, view
+
+    v = view(report)
+    if v is None:
+        return []
+    out = [summary_line(v), "", "| category | reached | reachable universe | out of reach | never reached |",
+           "|---|---:|---:|---:|---:|",
+           *[f"| {r['category']} | {r['reached']} | {r['reachable']} | {r['out_of_reach']} | {r['never']} |"
+             for r in table_rows(v)], ""]
+    if v.new_since is not None:
+        out += [f"New since the earlier campaign ({len(v.new_since)}): "
+                + (", ".join(f"`{_cell(b)}`" for b in v.new_since) or "none"), ""]
+    for category, names in v.never.items():
+        if names:
+            out += [f"<details><summary>{category}: {len(names)} never reached</summary>", "",
+                    ", ".join(f"`{_cell(n)}`" for n in names), "", "</details>", ""]
+    return out
 
 
 def _coverage(report: Report) -> list[str]:

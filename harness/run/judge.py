@@ -14,8 +14,10 @@ from dynfuzz.oracles.exceptions import skip_reason
 from dynfuzz.oracles.model import Observation
 from dynfuzz.oracles.policy import BACKEND_CONFIG, EXPORTED, RNG_USED
 from dynfuzz.run.api_presence import absent_in_error, absent_in_source, absent_reason
+from dynfuzz.run.behaviours import collect as collect_behaviours
 from dynfuzz.run.compilers import Compiler, CompileSpec, missing_dynamo_settings
 from dynfuzz.run.execute import observe
+from dynfuzz.run.torch_observers import installed, start_case
 
 
 @dataclass
@@ -33,6 +35,8 @@ class CaseResult:
     torch_log: str = ""  # torch's own warnings/errors logged during the case (run/torch_logs.py), never printed
     skipped: str | None = None  # why the case was not judged: a deliberate refusal (oracles/exceptions.py), or
     # a Dynamo setting the program asks for that this torch lacks
+    behaviours: tuple[str, ...] = ()  # what Dynamo did in the eager and compiled runs (run/behaviours.py)
+    observers: tuple[str, ...] = ()  # the count-only observers installed in the process (run/torch_observers.py)
 
     @property
     def torch_seconds(self) -> float:
@@ -56,6 +60,7 @@ def judge(case: Case, compiler: Compiler, spec: CompileSpec, only: tuple[str, ..
         return CaseResult([], case.tags, True, skipped=absent_reason(absent))
     start = time.perf_counter()
     compiler.reset()
+    start_case()
     rng = _seed_rng(spec.device)
     eager = observe(case.eager_source or case.source, case.entry, spec.device, None, "eager", keep_live=True)
     absent = _absent_in_eager(eager)
@@ -63,6 +68,7 @@ def judge(case: Case, compiler: Compiler, spec: CompileSpec, only: tuple[str, ..
         return CaseResult([], case.tags, True, skipped=absent_reason(absent))
     facts = {RNG_USED: _rng_advanced(rng, spec.device)}
     obs = _compiled_observations(case, compiler, spec, spec.backend, eager, facts)
+    behaviours = collect_behaviours()
     compiled = obs.compiled
     if compiled.extra.get("unreadable_snapshots"):
         _unreadable_must_diverge(eager, compiled)
@@ -95,6 +101,7 @@ def judge(case: Case, compiler: Compiler, spec: CompileSpec, only: tuple[str, ..
     eager_ok = eager.setup_error is None and all(c.error is None for c in eager.calls)
     result = CaseResult(findings, case.tags, eager_ok, timings, compiled.frames, compiled.graph_breaks, ref_info)
     result.skipped = skip[1] if skip is not None else None
+    result.behaviours, result.observers = behaviours, tuple(installed())
     return result
 
 

@@ -394,3 +394,21 @@ def exit_forward_ad_level() -> bool:
     except RuntimeError:
         return False
     return True
+
+
+def error_on_graph_break() -> bool | None:
+    """Dynamo's process-wide `error_on_graph_break` setting (None where the release has none: before 2.8)."""
+    import torch._dynamo.utils as utils
+
+    get = getattr(utils, "_get_error_on_graph_break", None)
+    return get() if get is not None else None
+
+
+def set_error_on_graph_break(value: bool) -> None:
+    """Set it back (housekeeping: a `with torch._dynamo.error_on_graph_break(...)` block that Dynamo leaves
+    without restoring the setting would make every later graph break of the worker an error)."""
+    import torch._dynamo.utils as utils
+
+    setter = getattr(utils, "_set_error_on_graph_break", None)
+    if setter is not None:
+        setter(value)
