@@ -31,8 +31,10 @@ _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?")
 _SIZE_UNIT = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
 
-def parse_size(text: str) -> int | None:
-    """Bytes in `text` (`512M`, `4G`, `4GiB`, plain bytes); None for `off`/`none`; UsageError otherwise."""
+def parse_size(text: str, floor: int = 256 << 20,
+               why: str = "a worker needs at least 256M to import torch") -> int | None:
+    """Bytes in `text` (`512M`, `4G`, `4GiB`, plain bytes); None for `off`/`none`; UsageError otherwise (below
+    `floor` too, saying `why`)."""
     raw = str(text).strip().lower()
     if raw in ("off", "none", "0"):
         return None
@@ -40,6 +42,6 @@ def parse_size(text: str) -> int | None:
     if not m:
         raise UsageError(f"malformed size {text!r} (use e.g. 4G, 512M, or off)")
     size = int(float(m.group(1)) * _SIZE_UNIT[m.group(2)])
-    if size < 256 << 20:
-        raise UsageError(f"size {text!r} is too small: a worker needs at least 256M to import torch")
+    if size < floor:
+        raise UsageError(f"size {text!r} is too small: {why}")
     return size

@@ -22,6 +22,7 @@ from typing import Any
 
 from dynfuzz.errors import UsageError
 from dynfuzz.generators.case import case_seed, draw_case
+from dynfuzz.releases.known_verifier import verifying
 from dynfuzz.run.compilers import CompileSpec
 from dynfuzz.triage.buckets import INTERNAL_CLASSES, row_is_bug, tier_of
 from dynfuzz.triage.corpus_replay import Outcome, discover, format_table, replay
@@ -124,7 +125,8 @@ def _run(config: GateConfig, start: float) -> GateResult:
         campaign = Campaign(CampaignConfig(budget=remaining, out=config.out / "campaign", seed=config.seed,
                                            spec=config.spec, families=config.families, workers=config.workers,
                                            max_cases=config.cases,
-                                           known=KnownIssues.load(Path(config.known) if config.known else None),
+                                           known=verifying(KnownIssues.load(Path(config.known) if config.known
+                                                                            else None)),
                                            progress=False, minimize_budget=config.minimize_budget,
                                            triage_grace=max(60.0, config.budget - (time.monotonic() - start))))
         summary = campaign.run()

@@ -1,4 +1,4 @@
-"""Where dynfuzz's data lives: the corpus of saved programs and its `known_issues.toml`.
+"""Where dynfuzz's data lives: the corpus of saved programs and its `known_issues.toml`, and its cache.
 
 The corpus is a folder of the checkout, not package data: it grows with every bug found and is edited beside
 the code. It is found, first match wins, from
@@ -18,6 +18,7 @@ from pathlib import Path
 from dynfuzz.errors import UsageError
 
 CORPUS_ENV = "DYNFUZZ_CORPUS"
+CACHE_ENV = "DYNFUZZ_CACHE_DIR"
 KNOWN_ISSUES = "known_issues.toml"
 
 
@@ -67,3 +68,13 @@ def known_issues_file(corpus: str | Path | None = None) -> Path | None:
     """`<corpus>/known_issues.toml`, or None when no corpus folder is found."""
     folder = corpus_dir(corpus, required=False)
     return folder / KNOWN_ISSUES if folder is not None else None
+
+
+def cache_dir() -> Path:
+    """dynfuzz's cache folder: `$DYNFUZZ_CACHE_DIR`, else `~/.cache/dynfuzz` (coverage's static data, release
+    environments, known issues verified per release). A path that exists and is not a folder is a usage error."""
+    path = Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "dynfuzz")
+    if path.exists() and not path.is_dir():
+        source = f"{CACHE_ENV}={path}" if os.environ.get(CACHE_ENV) else str(path)
+        raise UsageError(f"{source}: the cache folder is not a folder")
+    return path

@@ -24,6 +24,7 @@ EXPECTED_TAGS = {
     "plan-closure-swap",
     "cells-agree", "cells-same-object", "cells-same-name", "preexisting-cells", "preexisting-same-name",
     "preexisting-method", "preexisting-graph-break", "preexisting-fresh-writer",
+    "cells-shadow", "preexisting-writer", "maker-closure",
 }
 
 

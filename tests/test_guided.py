@@ -12,17 +12,23 @@ from dynfuzz.generators.case import redraw
 from dynfuzz.generators.compose import programs
 from dynfuzz.generators.fragments import REGISTRY
 from dynfuzz.generators.hypothesis_compat import draw_from_prefix
+from dynfuzz.run.behaviour_log import Novelty
 from dynfuzz.run.guided import Bandit, Guide, mutate
 from hypothesis.database import choices_from_bytes
 
 FAMILIES = ("closures", "effects")
 
 
+def novel(n: int) -> Novelty:
+    """A case's novelty with n behaviours no earlier case had."""
+    return Novelty(tuple(f"tracker:T{i}" for i in range(n)), 0, 0.0, n)
+
+
 def test_fresh_and_mutated_guided_cases_redraw_from_their_choices_alone(tmp_path):
     guide = Guide(seed=3, families=FAMILIES, out=tmp_path)
     fresh = [guide.next_case(i) for i in range(6)]
     for case in fresh:
-        guide.observe(case, new_lines=10)  # every one enters the pool
+        guide.observe(case, novel(10))  # every one enters the pool
         assert redraw(case.choices, FAMILIES).source == case.source
         assert case.seed is None  # no seed alone draws a guided case
     guide.share_bounds = (1.0, 1.0)
@@ -38,14 +44,14 @@ def test_snippets_and_dynamo_settings_are_arms_too_and_still_redraw(tmp_path):
     guide = Guide(seed=5, families=("stdlib",), out=tmp_path)
     for i in range(40):
         case = guide.next_case(i)
-        guide.observe(case, new_lines=3)
+        guide.observe(case, novel(3))
         assert redraw(case.choices, ("stdlib",)).source == case.source
     arms = set(guide.bandit.uses)
     assert any("._" in a for a in arms), arms  # snippet functions, named module._function
     assert any(a.startswith("stdlib.") for a in arms)  # fragments
 
 
-def test_bandit_keeps_a_floor_and_favours_what_found_new_lines():
+def test_bandit_keeps_a_floor_and_favours_what_found_new_behaviours():
     bandit = Bandit(floor=0.3)
     names = ["a", "a", "b", "c", "d"]  # "a" has twice the default weight
     before = bandit.probabilities(names)
@@ -60,8 +66,8 @@ def test_bandit_keeps_a_floor_and_favours_what_found_new_lines():
         assert after[name] >= 0.3 * names.count(name) / len(names) - 1e-9
 
 
-def test_guide_shifts_picks_toward_the_fragment_that_reaches_new_lines(tmp_path):
-    """Fake coverage: only cases that drew one fragment reach new lines. The guide must draw it more often."""
+def test_guide_shifts_picks_toward_the_fragment_that_reaches_new_behaviours(tmp_path):
+    """Fake behaviours: only cases that drew one fragment reach new ones. The guide must draw it more often."""
     guide = Guide(seed=0, families=("effects",), out=tmp_path, mutate_share=0.0)
     target = "effects.dict_order"
 
@@ -75,7 +81,7 @@ def test_guide_shifts_picks_toward_the_fragment_that_reaches_new_lines(tmp_path)
     for i in range(200):
         case = guide.next_case(i)
         hits.append(target in guide.pending[case.choices]["fragments"])
-        guide.observe(case, new_lines=100 if hits[-1] else 0)
+        guide.observe(case, novel(5 if hits[-1] else 0))
     assert sum(hits[-100:]) > 2 * sum(baseline)
     table = [f"{f.family}.{f.name}" for f in REGISTRY["effects"] for _ in range(f.weight)]
     default = table.count(target) / len(table)
@@ -88,11 +94,11 @@ def test_mutate_share_follows_what_edited_cases_reach(tmp_path):
     for i in range(20):
         fresh = guide.next_case(i)
         guide.pending[fresh.choices]["origin"] = "fresh"
-        guide.observe(fresh, new_lines=200)
+        guide.observe(fresh, novel(20))
     for i in range(20):
         case = guide.next_case(20 + i)
         guide.pending[case.choices]["origin"] = "mutant"
-        guide.observe(case, new_lines=0)
+        guide.observe(case, novel(0))
     assert 0.1 <= guide.mutate_share() < 0.15
     assert guide.summary()["mutate_share"] == round(guide.mutate_share(), 3)
 
@@ -119,18 +125,38 @@ def test_guided_rejects_the_deterministic_stream_flags(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_guided_campaign_logs_each_cases_choices(tmp_path, tmp_path_factory, monkeypatch):
-    # One parse of torch/_dynamo per test session (and xdist worker), shared with test_coverage's campaign.
-    monkeypatch.setenv("DYNFUZZ_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "dynfuzz-cache"))
+def test_guided_campaign_steers_by_behaviours_without_measuring_lines(tmp_path):
+    """--guided no longer turns line coverage on: no coverage block, no coverage data; each case's new
+    behaviours are logged with its choices, and the first case's are all new."""
     out = tmp_path / "out"
     assert main(["fuzz", "--guided", "--cases", "6", "--workers", "1", "--family", "closures", "--no-db",
                  "--no-progress", "--out", str(out)]) == 0
     summary = json.loads((out / "summary.json").read_text())
     assert summary["cases"] == 6
     assert summary["guided"]["cases"].get("fresh", 0) + summary["guided"]["cases"].get("mutant", 0) == 6
-    assert summary["coverage"]["totals"]["covered"] > 0
+    assert "coverage" not in summary and not (out / "coverage").exists()
     rows = [json.loads(line) for line in (out / "guided" / "cases.jsonl").read_text().splitlines()]
-    assert len(rows) == 6 and rows[0]["new_lines"] > 0
+    assert len(rows) == 6 and rows[0]["new_behaviours"] and "new_lines" not in rows[0]
+    assert sum(len(r["new_behaviours"]) for r in rows) == summary["behaviours"]["distinct"]
+    assert all(o["installed"] for o in summary["torch_observers"].values())
     for row in rows:
         choices = choices_from_bytes(base64.b64decode(row["choices"]))
         assert set(redraw(tuple(choices), ("closures",)).tags) == set(row["tags"])
+
+
+def test_lines_are_bookkeeping_only_when_coverage_is_measured_beside_guidance(tmp_path):
+    """With --coverage beside --guided the ledger hands each case's new lines to the guide: they are logged
+    and summed by origin, and change nothing it learns (the same novelty, lines or not, earns the same)."""
+    with_lines = Guide(seed=1, families=FAMILIES, out=tmp_path / "a")
+    without = Guide(seed=1, families=FAMILIES, out=tmp_path / "b")
+    for i in range(4):
+        case_a, case_b = with_lines.next_case(i), without.next_case(i)
+        assert case_a.source == case_b.source
+        with_lines.observe(case_a, novel(i), new_lines=100 * i)
+        without.observe(case_b, novel(i))
+    assert with_lines.bandit.reward == without.bandit.reward and len(with_lines.pool) == len(without.pool)
+    assert sum(with_lines.summary()["new_lines_by_origin"].values()) == 600
+    assert "new_lines_by_origin" not in without.summary()
+    rows = [json.loads(line) for line in with_lines.log.read_text().splitlines()]
+    assert [r["new_lines"] for r in rows] == [0, 100, 200, 300]
+    assert [len(r["new_behaviours"]) for r in rows] == [0, 1, 2, 3]

@@ -253,14 +253,16 @@ def test_worker_memory_flag_parses_and_defaults_sensibly():
 # ---- torch internals behind one place ------------------------------------------------------------------
 
 def test_no_torch_internals_outside_torch_compat():
-    """Dynamo's private hooks are reached only through run/torch_compat.py."""
+    """Dynamo's private hooks are reached only through run/torch_compat.py (and run/torch_observers.py, which
+    reads the counters and cache entries through it too and holds the behaviour observers)."""
     import re
     from pathlib import Path
 
     harness = Path(__file__).parents[1] / "harness"
     private = re.compile(r"from torch\._dynamo[\w.]* import .*(_debug_get_cache_entry_list|guard_failures|counters"
                          r"|CompileCounter)|\._import_module\b|torch\._dynamo\.(utils|testing|eval_frame)\.")
-    offenders = [f"{p.relative_to(harness)}:{n}" for p in harness.rglob("*.py") if p.name != "torch_compat.py"
+    offenders = [f"{p.relative_to(harness)}:{n}" for p in harness.rglob("*.py")
+                 if p.name not in ("torch_compat.py", "torch_observers.py")
                  and "doubles" not in p.parts and "mutants" not in p.parts and "triage" not in p.parts
                  for n, line in enumerate(p.read_text().splitlines(), 1)
                  if private.search(line) and "torch_compat" not in line and not line.lstrip().startswith("#")]
@@ -576,3 +578,24 @@ def test_guard_latency_timing_is_off_and_dynamo_still_guards():
     fn = torch.compile(lambda x, n: x * n, backend=counter)
     results = [fn(torch.ones(2), n).tolist() for n in (2, 2, 3)]
     assert results == [[2.0, 2.0], [2.0, 2.0], [3.0, 3.0]] and counter.frame_count == 2
+
+
+def test_an_error_on_graph_break_setting_left_on_does_not_make_the_next_cases_breaks_errors():
+    """A `with torch._dynamo.error_on_graph_break(True)` block Dynamo leaves without restoring the setting
+    (as the `error-on-graph-break-kept` mutant does) would turn every later graph break of the worker into
+    an error; the setting is put back after each run, and the leak is recorded."""
+    from dynfuzz.run import torch_compat
+    from dynfuzz.run.execute import observe
+
+    if torch_compat.error_on_graph_break() is None:
+        pytest.skip(f"torch {torch_compat.torch_release()} has no error_on_graph_break setting")
+    leaky = textwrap.dedent("""
+        import torch
+        def f(x):
+            torch._dynamo.utils._set_error_on_graph_break(True)
+            return x + 1
+        def inputs(device, call=0):
+            return (torch.linspace(-1, 1, 4, device=device),)
+    """)
+    obs = observe(leaky, "f", "cpu", None, "eager")
+    assert torch_compat.error_on_graph_break() is False and obs.extra["leaked_error_on_graph_break"]

@@ -160,6 +160,35 @@ def test_chromium_renders_both_reports_with_plots_and_one_row_per_bucket(campaig
             assert rows > 0 and {"buckets-by-oracle", "buckets-by-layer", "buckets-by-tag"} <= drawn
 
 
+def test_behaviours_reached_new_since_and_never_reached_are_shown(campaigns, tmp_path):
+    """The coverage section shows behaviours per category against the reachable universe, behaviours
+    against cases, those new since the earlier campaign, and the reachable ones never reached."""
+    from dynfuzz.run.behaviour_log import BehaviourLog
+
+    found, _ = campaigns
+    logs = {"before": [("hop:cond", "guard:TYPE_MATCH")],
+            "after": [("hop:cond", "guard:TYPE_MATCH"), ("hop:while_loop", "recompile:len(S) == #")]}
+    for name, cases in logs.items():
+        shutil.copytree(found, tmp_path / name)
+        log = BehaviourLog()
+        for i, case in enumerate(cases):
+            log.add(case, float(i))
+        summary = json.loads((tmp_path / name / "summary.json").read_text())
+        summary["behaviours"] = log.summary()
+        (tmp_path / name / "summary.json").write_text(json.dumps(summary))
+    page_path, md_path = write_report([tmp_path / "after"], since=tmp_path / "before")
+    page = page_path.read_text()
+    table = page.split('id="behaviour-table"')[1].split("</table>")[0]
+    assert re.search(r"<td>hop</td><td class=n>2</td>", table) and "<td>recompile</td><td class=n>1</td>" in table
+    new = page.split('id="new-behaviours"')[1].split("</details>")[0]
+    assert "hop:while_loop" in new and "recompile:len(S) == #" in new and "hop:cond" not in new
+    never = page.split('id="never-reached"')[1]
+    assert "scan" in never.split("hop:")[1].split("</details>")[0] and "cond," not in never
+    assert "<svg" in page.split('id="chart-behaviours-over-cases"')[1].split("</figure>")[0]
+    md = md_path.read_text()
+    assert "| hop | 2 |" in md and "`hop:while_loop`" in md
+
+
 def test_the_report_lists_miscompiles_first_whatever_the_counts(tmp_path):
     import json as _json
 

@@ -101,6 +101,7 @@ SHAPES = {
     "scalar-ops": lambda t: any(isinstance(n, ast.Assign) and ".numel() % 5" in ast.unparse(n.value)
                                 for n in ast.walk(t)),
     "introspection": lambda t: _calls(t, "vars") or _calls(t, "eval"),
+    "with-forms": lambda t: any(isinstance(n, ast.With) for n in ast.walk(t)) or _calls(t, "_patched"),
 }
 
 
@@ -127,3 +128,19 @@ def test_a_short_campaign_finds_the_mutant_and_only_through_exceptions(trial):
     on = trial(MUTANT, FAMILY, 60)
     assert on.findings() and on.finds(MUTANT, oracles=None)
     assert not trial(MUTANT, FAMILY, 60, disable=EXCEPTION_TAGS).findings()
+
+
+WITH_MUTANT = "error-on-graph-break-kept"
+
+
+def test_the_with_forms_mutant_names_its_construct():
+    assert load()[WITH_MUTANT].construct == "with-forms" and "with-forms" in _tags()
+
+
+@pytest.mark.slow
+def test_a_short_campaign_finds_the_with_forms_mutant_and_not_without_the_construct(trial):
+    """`error_on_graph_break` blocks are drawn by the `with-forms` construct alone: with it, a 30-case trial
+    finds the mutant (a graph break after the block raises) by a repro that fails only under the mutant;
+    with the construct off, the trial saves no exception finding at all."""
+    assert trial(WITH_MUTANT, FAMILY, 30).finds(WITH_MUTANT, oracles=("exceptions",))
+    assert not trial(WITH_MUTANT, FAMILY, 30, disable="with-forms").findings(("exceptions",))

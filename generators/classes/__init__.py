@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from . import (  # noqa: F401  (registers the fragments)
     dunder,
+    frame_classes,
     func_transforms,
     hops,
     meta,

@@ -232,4 +232,4 @@ def escaping_closure(draw, b) -> None:
 
 # Registered after this module's own fragments, so that shrinking (toward the first fragment) keeps landing
 # on the simplest closures.
-from . import agree  # noqa: E402,F401  isort: skip
+from . import agree, shadow, writers  # noqa: E402,F401  isort: skip

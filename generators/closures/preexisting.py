@@ -155,7 +155,7 @@ def publish(b: Builder, fac: EntryFactory) -> None:
     """Write the factory into the builder: the entry goes where `ENTRY_SLOT` is (see `place_entry`)."""
     names = tuple(exported(h) for h in fac.exports)
     b.entry_factory = ir.Def(fac.name, (), (
-        ir.Global(names), *fac.stmts, ENTRY_SLOT,
+        *((ir.Global(names),) if names else ()), *fac.stmts, ENTRY_SLOT,
         *(ir.Assign(ir.Name(exported(h)), ir.Name(h)) for h in fac.exports),
         ir.Return(ir.Name(b.entry)),
     ))

@@ -405,4 +405,4 @@ def _shape_mismatch(draw, b: Builder, site: Site) -> None:
 
 
 # The family's other constructs register their fragments on import (they use the helpers above).
-from . import illegal, closures, unbacked  # noqa: E402,F401  isort: skip
+from . import illegal, closures, unbacked, unbacked_branches  # noqa: E402,F401  isort: skip

@@ -8,7 +8,7 @@ from __future__ import annotations
 # Registration order is the order shrinking prefers: the smallest fragments first.
 from . import containers  # noqa: F401  isort: skip
 from . import probes, objects, aliasing, autograd  # noqa: F401  isort: skip
-from . import sole, order  # noqa: F401  isort: skip
+from . import sole, order, arguments  # noqa: F401  isort: skip
 from .common import FAMILY
 
 __all__ = ["FAMILY"]

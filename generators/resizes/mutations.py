@@ -98,4 +98,4 @@ def data_op_fragment(draw, b):
 
 
 # The family's other constructs register their fragments on import.
-from . import layout, outalias  # noqa: E402,F401  isort: skip
+from . import layout, outalias, set_alias  # noqa: E402,F401  isort: skip

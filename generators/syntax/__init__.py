@@ -1,5 +1,6 @@
 """The `syntax` family: Python statements Dynamo must translate opcode by opcode: exceptions
-(try/except/finally, raise, re-raise), `with` blocks, `match`, loops with break/continue/else, generators,
+(try/except/finally, raise, re-raise), `with` blocks (and `with` forms Dynamo models by trackers of their own),
+`match`, loops with break/continue/else, generators,
 comprehensions (with graph breaks inside), f-strings, starred unpacking, walrus, `del` and local imports.
 
 The fragments are registered here, drawn by the modules of this package; importing the package registers them.
@@ -27,6 +28,7 @@ from .small_forms import (  # noqa: E402
 )
 from .values import introspection, scalar_ops  # noqa: E402
 from .with_blocks import context_manager, grad_mode, torch_context, with_graph_break  # noqa: E402
+from .with_forms import with_forms  # noqa: E402
 
 # Each fragment draws two constructs of the family, one after the other: the default mix draws about three
 # fragments per program from all families, so a fragment per construct would leave each construct too small a
@@ -46,13 +48,14 @@ PAIRS = (
     (walrus_compare, del_rebind),
     (graph_break_site, lambda_binding),
     (seq_ops, scalar_ops),
+    (with_forms,),
 )
 NOT_NESTABLE = {grad_mode}  # returns a tensor that needs grad straight from the entry
 WEIGHT = 8
 # Pairs drawn late in the table come out of Hypothesis's index draw less often than their weight says.
 WEIGHTS = {"walrus_compare_del_rebind": 11, "seq_ops_scalar_ops": 10, "fstring_key_print_call": 10,
            "grad_mode_torch_context": 9, "graph_break_site_lambda_binding": 11, "starred_kwonly_defaults": 9,
-           "comprehension_break": 11, "generator_comprehension": 10, "while_loop_for_loop": 10}
+           "comprehension_break": 11, "generator_comprehension": 10, "while_loop_for_loop": 10, "with_forms": 11}
 
 
 def _pair(parts: tuple) -> Fragment:

@@ -1,7 +1,8 @@
 """The `dynfuzz` command line: one tool, a verb per use.
 
-The verbs live in three modules by use: `campaign_commands` (fuzz, merge, report), `program_commands` (sample,
-check, minimize, selfcheck) and `corpus_commands` (replay, gate, known); each adds its parsers here. Flags
+The verbs live in modules by use: `campaign_commands` (fuzz, merge, report), `program_commands` (sample,
+check, minimize, selfcheck), `corpus_commands` (replay, gate, known) and `release_commands` (releases); each
+adds its parsers here. Flags
 shared between verbs, and their validation into configuration, are in `flags`.
 
 Exit codes: 0 success, 1 a divergence was found (where that is the question), 2 usage or input error, reported
@@ -41,11 +42,11 @@ def _join_negative_values(argv: list[str]) -> list[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from dynfuzz.cli import campaign_commands, corpus_commands, program_commands
+    from dynfuzz.cli import campaign_commands, corpus_commands, program_commands, release_commands
 
     parser = _Parser(prog="dynfuzz", description="Differential fuzzing for torch.compile.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for module in (campaign_commands, program_commands, corpus_commands):
+    for module in (campaign_commands, program_commands, corpus_commands, release_commands):
         module.add_parsers(sub)
     return parser
 

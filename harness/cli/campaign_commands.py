@@ -14,6 +14,7 @@ from dynfuzz.errors import UsageError
 
 
 def cmd_fuzz(args) -> int:
+    from dynfuzz.releases.known_verifier import verifying
     from dynfuzz.run.campaign import Campaign, CampaignConfig
     from dynfuzz.run.out_folder import claim
     from dynfuzz.run.torch_compat import pristine_tree
@@ -35,7 +36,7 @@ def cmd_fuzz(args) -> int:
                             spec=flags.compile_spec(args), families=flags.families(args.family),
                             workers=args.workers, max_cases=args.cases,
                             case_timeout=parse_duration(args.case_timeout),
-                            known=flags.known_issues(args), progress=args.progress,
+                            known=verifying(flags.known_issues(args)), progress=args.progress,
                             **flags.scale_options(args),
                             coverage=flags.coverage_spec(args), guided=args.guided,
                             worker_memory=flags.worker_memory(args), minimize_budget=flags.minimize_budget(args))
@@ -145,8 +146,8 @@ def add_parsers(sub) -> None:
     p.add_argument("--coverage-scope", action="append", metavar="PKG",
                    help="also measure this package, e.g. torch._inductor (repeatable; implies --coverage)")
     p.add_argument("--guided", action="store_true",
-                   help="coverage-guided generation: weight fragments and mutate choice sequences that reached "
-                        "new lines (reproducible per case from OUT/guided/cases.jsonl, not as a stream)")
+                   help="behaviour-guided generation: weight fragments and edit choice sequences that reached new "
+                        "Dynamo behaviours (reproducible per case from OUT/guided/cases.jsonl, not as a stream)")
     add_compile_flags(p)
     flags.add_pristine_flag(p)
     p.set_defaults(func=cmd_fuzz)

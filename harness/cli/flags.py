@@ -124,18 +124,21 @@ def scale_options(args) -> dict:
 
 
 def coverage_spec(args):
-    """`--coverage` / `--coverage-scope` / `--guided` (which measures coverage too) as a CoverageSpec, or None."""
+    """`--coverage` / `--coverage-scope` as a CoverageSpec, or None. (`--guided` steers by Dynamo's behaviours
+    and measures no lines; it is checked here too.)"""
     from dynfuzz.run.line_coverage import DEFAULT_SCOPES, CoverageSpec, package_dir
 
     scopes = tuple(args.coverage_scope or ())
+    if args.guided and any(getattr(args, flag, None) for flag in ("shard", "resume")):
+        raise UsageError("--guided cannot be combined with --shard or --resume: they need the deterministic stream")
     if not (args.coverage or args.guided or scopes):
         return None
     if getattr(args, "ray", None) is not None:
         raise UsageError("--coverage and --guided run on local workers only, not with --ray")
-    if args.guided and any(getattr(args, flag, None) for flag in ("shard", "resume")):
-        raise UsageError("--guided cannot be combined with --shard or --resume: they need the deterministic stream")
     if getattr(args, "shard", None):  # a shard's lines are part of a campaign's, and `merge` cannot unite them
         raise UsageError("--coverage measures a whole campaign's workers: it cannot be combined with --shard")
+    if not (args.coverage or scopes):
+        return None
     for scope in scopes:
         if package_dir(scope) is None:
             raise UsageError(f"--coverage-scope {scope!r} is not an importable package")

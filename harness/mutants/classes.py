@@ -38,3 +38,19 @@ def super_mro_of_typevar() -> None:
         return original(self, tx, name)
 
     SuperVariable._resolved_getattr_and_source = resolved
+
+
+@mutant("tuplegetter-reads-first-field", construct="frame-classes")
+def tuplegetter_reads_first_field() -> None:
+    """A NamedTuple field read through the class's descriptor (`Rec.scale.__get__(rec)`) returns the first
+    field whatever the descriptor's index: Dynamo's `TupleGetterVariable` looks the index up wrongly. Plain
+    `rec.scale` takes another path, so only the `frame-classes` construct reaches it."""
+    from torch._dynamo import variables
+    from torch._dynamo.variables.functions import TupleGetterVariable
+
+    def tp_descr_get_impl(self, tx, obj, owner):
+        if obj is None:
+            return self
+        return obj.call_method(tx, "__getitem__", [variables.ConstantVariable.create(0)], {})
+
+    TupleGetterVariable.tp_descr_get_impl = tp_descr_get_impl

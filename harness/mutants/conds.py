@@ -38,3 +38,29 @@ def cond_closure_by_metadata() -> None:
         return original(l_graph, l_lifted, l_name, r_graph, remapped, r_name)
 
     higher_order_ops._merge_graph_inputs = merge
+
+
+
+@mutant("cond-unbacked-output-sizes-equated", construct="cond-unbacked-branches")
+def cond_unbacked_output_sizes_equated() -> None:
+    """torch 2.5's merge of a cond's two outputs, brought back: sizes that differ between the branches and
+    hold unbacked symbols (a `masked_select`, a `new_ones(count)`) are asked to be equal instead of merged
+    into a fresh unbacked size, which raises `GuardOnDataDependentSymNode` while tracing (pytorch#148206)."""
+    import importlib
+
+    from torch.fx.experimental.symbolic_shapes import has_free_unbacked_symbols
+
+    cond_module = importlib.import_module("torch._higher_order_ops.cond")  # the package exports the function
+
+    original = cond_module._merge_output
+
+    def merge(a, b, mode):
+        import torch
+
+        if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.dim() == b.dim():
+            for s0, s1 in zip(a.size(), b.size()):
+                if any(isinstance(s, torch.SymInt) and has_free_unbacked_symbols(s.node.expr) for s in (s0, s1)):
+                    bool(s0 == s1)
+        return original(a, b, mode)
+
+    cond_module._merge_output = merge

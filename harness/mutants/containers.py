@@ -60,3 +60,55 @@ def attr_replay_reversed() -> None:
             self.store_attr_mutations.update(saved)
 
     SideEffects.codegen_update_mutated = codegen_update_mutated
+
+
+_INPLACE = {"ior": "or_", "imul": "mul", "iand": "and_", "isub": "sub", "ixor": "xor", "iadd": "add"}
+
+
+@mutant("inplace-arg-rebinds", construct="inplace-arg")
+def inplace_arg_rebinds() -> None:
+    """An in-place operator (`|=`, `*=`, `&=`, `-=`, `^=`, `+=`) on a list, set, dict or deque the frame
+    received is traced as the plain operator: a new object bound to the name, the caller's object untouched
+    (what torch 2.5 did for `|=` on a set argument or `*=` on a list argument)."""
+    import operator
+
+    from torch._dynamo.variables import BuiltinVariable
+    from torch._dynamo.variables.dicts import ConstDictVariable
+    from torch._dynamo.variables.lists import ListVariable
+    from torch._dynamo.variables.sets import SetVariable
+
+    plain = {getattr(operator, k): getattr(operator, v) for k, v in _INPLACE.items()}
+    original = BuiltinVariable.call_function
+
+    def call_function(self, tx, args, kwargs):
+        fn = plain.get(self.fn)
+        if fn is not None and args and isinstance(args[0], (ListVariable, SetVariable, ConstDictVariable)) \
+                and args[0].source is not None:
+            try:
+                return BuiltinVariable(fn).call_function(tx, args, kwargs)
+            except Exception:  # the plain operator does not apply (a deque): trace the in-place one
+                pass
+        return original(self, tx, args, kwargs)
+
+    BuiltinVariable.call_function = call_function
+
+
+@mutant("super-mutator-dropped-under-fullgraph", construct="subclass-super-fullgraph")
+def super_mutator_dropped_under_fullgraph() -> None:
+    """Under `fullgraph=True`, `super().<mutator>(...)` in a list, dict or set subclass resolves to the
+    builtin method and is dropped: the subclass's own bookkeeping runs, the element never lands."""
+    from torch._dynamo.variables import ConstantVariable
+    from torch._dynamo.variables.misc import SuperVariable
+
+    mutators = {(list, "append"), (list, "extend"), (dict, "__setitem__"), (dict, "update"), (set, "add"),
+                (set, "update")}
+    original = SuperVariable.call_method
+
+    def call_method(self, tx, name, args, kwargs):
+        owner = getattr(getattr(self, "objvar", None), "python_type", lambda: None)()
+        if getattr(tx, "one_graph", False) and owner is not None and any(
+                issubclass(owner, base) and name == meth for base, meth in mutators):
+            return ConstantVariable.create(None)
+        return original(self, tx, name, args, kwargs)
+
+    SuperVariable.call_method = call_method

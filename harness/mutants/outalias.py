@@ -57,3 +57,32 @@ def out_resize_names_only() -> None:
         return result
 
     cls.call_function = call_function
+
+
+@mutant("set-names-only", construct="set-alias")
+def set_names_only() -> None:
+    """`t.set_(src)` on a tensor made in the frame updates what Dynamo knows about the tensor only for the
+    frame's names: a list element, dict value or attribute holding the same tensor keeps the old shape and
+    strides (torch 2.5 read `l[0]` with its old size)."""
+    import copy
+
+    from torch._dynamo.variables.tensor import TensorVariable
+
+    original = TensorVariable.call_method
+
+    def call_method(self, tx, name, args, kwargs):
+        if name != "set_" or self.source is not None:
+            return original(self, tx, name, args, kwargs)
+        before = dict(self.__dict__)
+        result = original(self, tx, name, args, kwargs)
+        fresh = copy.copy(self)
+        self.__dict__.update({k: v for k, v in before.items() if k != "proxy"})
+        frame = tx
+        while frame is not None:
+            for local, value in list(frame.symbolic_locals.items()):
+                if value is self:
+                    frame.symbolic_locals[local] = fresh
+            frame = getattr(frame, "parent", None)
+        return result
+
+    TensorVariable.call_method = call_method

@@ -1,4 +1,5 @@
-"""Mutant of Dynamo's model of exceptions: what a handler reads from the exception it caught.
+"""Mutants of Dynamo's model of exceptions (what a handler reads from the exception it caught) and of a
+`with` form (what a context manager leaves behind when its block ends).
 
 Dynamo raises and catches exceptions inside the traced frame itself (`ExceptionVariable`, the exception
 table of `symbolic_convert`), so `except E as e: ... e.args ...` never runs the real exception object.
@@ -30,3 +31,20 @@ def exc_args_reversed() -> None:
             self.args = saved
 
     ExceptionVariable.var_getattr = var_getattr
+
+
+@mutant("error-on-graph-break-kept", construct="with-forms")
+def error_on_graph_break_kept() -> None:
+    """Leaving a `torch._dynamo.error_on_graph_break(flag)` block keeps `flag` instead of restoring the
+    setting the block found: a graph break after a `with error_on_graph_break(True):` block then raises
+    `Unsupported` where eager (and the real Dynamo) runs on. Only the `with-forms` construct draws the
+    context manager."""
+    from torch._dynamo.variables.ctx_manager import ErrorOnGraphBreakVariable
+
+    original = ErrorOnGraphBreakVariable.__init__
+
+    def __init__(self, error_on_graph_break, **kwargs):
+        original(self, error_on_graph_break, **kwargs)
+        self.initial_values = self.target_values
+
+    ErrorOnGraphBreakVariable.__init__ = __init__

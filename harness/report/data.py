@@ -39,6 +39,17 @@ class Row:
     report: str = ""  # the bug report's text (report.md), or the finding's details
     campaign: str = ""
     tier: str = ""  # miscompile, crash, refusal, performance (Note [Tiers: what counts as a bug])
+    releases: dict[str, dict[str, Any]] = field(default_factory=dict)  # `dynfuzz releases check`: per release
+    release_verdict: str = ""
+    fixed_in: str | None = None  # passes on this newer release: listed apart, not a bug
+
+    @property
+    def release_line(self) -> str:
+        """`2.5.1 passes, 2.13.0 reproduces: regression since 2.13.0`, or "" when no check ran."""
+        if not self.releases:
+            return ""
+        cells = ", ".join(f"{r} {c.get('outcome', '?')}" for r, c in self.releases.items())
+        return f"{cells}: {self.release_verdict}" if self.release_verdict else cells
 
 
 @dataclass
@@ -164,7 +175,7 @@ def _read(path: str | Path | None) -> str:
         return ""
 
 
-def _resolve(folder: Path, path: str | None) -> Path | None:
+def resolve_path(folder: Path, path: str | None) -> Path | None:
     """A path recorded in summary.json, relative to the campaign folder when the folder was moved."""
     if not path:
         return None
@@ -196,8 +207,8 @@ def repro_meta(text: str) -> dict[str, Any]:
 
 
 def _bucket_row(b: dict[str, Any], folder: Path) -> Row:
-    bucket_dir = _resolve(folder, b.get("folder"))
-    repro_path = _resolve(folder, b.get("repro"))
+    bucket_dir = resolve_path(folder, b.get("folder"))
+    repro_path = resolve_path(folder, b.get("repro"))
     if repro_path is None and bucket_dir is not None:
         examples = sorted((bucket_dir / "examples").glob("*.py")) if (bucket_dir / "examples").is_dir() else []
         repro_path = examples[0] if examples else None
@@ -207,11 +218,13 @@ def _bucket_row(b: dict[str, Any], folder: Path) -> Row:
     return Row(b.get("key", "?"), b.get("cause") or meta.get("title", ""), b.get("oracle", "?"), b.get("class", "?"),
                int(b.get("count", 1)), b.get("layer") or meta.get("layer"), b.get("status", ""),
                b.get("first_seen_seconds"), tuple(meta.get("tags", ())), repro,
-               str(repro_path) if repro_path else None, report, tier=b.get("tier") or tier_of(b.get("class", "")))
+               str(repro_path) if repro_path else None, report, tier=b.get("tier") or tier_of(b.get("class", "")),
+               releases=dict(b.get("releases") or {}), release_verdict=b.get("release_verdict", ""),
+               fixed_in=b.get("fixed_in"))
 
 
 def _finding_row(u: dict[str, Any], folder: Path) -> Row:
-    path = _resolve(folder, u.get("file"))
+    path = resolve_path(folder, u.get("file"))
     repro = _read(path)
     meta = repro_meta(repro)
     doc = ast.get_docstring(ast.parse(repro)) if repro and meta else None

@@ -21,7 +21,15 @@ class Figure:
 
 
 def figures(report: Report) -> list[Figure]:
-    return [_rate(report), _buckets_over_time(report), *_breakdowns(report), *_coverage(report)]
+    return [_rate(report), _buckets_over_time(report), *_breakdowns(report), _behaviours(report), *_coverage(report)]
+
+
+def _behaviours(report: Report) -> Figure:
+    from dynfuzz.report.behaviour_view import curve_svg
+
+    svg = curve_svg(report)
+    return Figure("behaviours-over-cases", "Distinct Dynamo behaviours against cases", "coverage", svg,
+                  "" if svg else "No behaviours recorded (a summary.json from before they were).")
 
 
 def _label(report: Report, i: int) -> str:

@@ -46,7 +46,7 @@ def render(report: Report, changes: Changes | None, figures: list[Figure]) -> st
         parts.append(_changes(report, changes))
     parts += [_totals(totals), _figure_section("time", "Over time", figures),
               _figure_section("breakdown", "Buckets by oracle, layer and feature tag", figures),
-              _figure_section("coverage", "Coverage", figures, _coverage_table(report)),
+              _figure_section("coverage", "Coverage", figures, _behaviour_section(report) + _coverage_table(report)),
               _buckets(report.rows), _policy(), "</body></html>"]
     return "\n".join(parts) + "\n"
 
@@ -83,6 +83,28 @@ def _coverage_table(report: Report) -> str:
             f"</th><th>reachable torch/_dynamo</th></tr></thead><tbody>{body}</tbody></table>")
 
 
+def _behaviour_section(report: Report) -> str:
+    """Behaviours reached per category against the reachable universe, new ones since an earlier campaign,
+    and the reachable ones never reached (what the generators could add)."""
+    from dynfuzz.report.behaviour_view import summary_line, table_rows, view
+
+    v = view(report)
+    if v is None:
+        return ""
+    body = "".join(f"<tr><td>{escape(r['category'])}</td><td class=n>{r['reached']}</td><td class=n>"
+                   f"{r['reachable']}</td><td class=n>{r['out_of_reach']}</td><td class=n>{r['never']}</td></tr>"
+                   for r in table_rows(v))
+    never = "".join(f"<details><summary>{escape(c)}: {len(names)} never reached</summary><p>"
+                    f"{escape(', '.join(names))}</p></details>" for c, names in v.never.items() if names)
+    new = ""
+    if v.new_since is not None:
+        new = (f'<details id="new-behaviours"><summary>{len(v.new_since)} behaviours new since the earlier '
+               f"campaign</summary><p>{escape(', '.join(v.new_since)) or 'none'}</p></details>")
+    return (f'<div id="behaviours"><p>{escape(summary_line(v))}</p><table id="behaviour-table"><thead><tr>'
+            "<th>category</th><th>reached</th><th>reachable universe</th><th>out of reach</th><th>never reached"
+            f"</th></tr></thead><tbody>{body}</tbody></table>{new}<div id=\"never-reached\">{never}</div></div>")
+
+
 def _highlight(source: str) -> str:
     from pygments import highlight
     from pygments.formatters import HtmlFormatter
@@ -96,8 +118,10 @@ def _bucket_row(i: int, row: Row) -> str:
     where = f"<p class=muted>{escape(row.repro_path)}</p>" if row.repro_path else ""
     report = f'<div class="report">{escape(row.report)}</div>' if row.report else ""
     tags = escape(", ".join(row.tags[:12]) + (" ..." if len(row.tags) > 12 else ""))
+    releases = f'<br><span class="releases">torch releases: {escape(row.release_line)}</span>' if row.releases \
+        else ""
     return (f'<tr class="bucket" id="bucket-{i}"><td class=n>{i}</td>'
-            f"<td><b>{escape(row.key)}</b><br>{escape(row.title)}"
+            f"<td><b>{escape(row.key)}</b><br>{escape(row.title)}{releases}"
             f'<details class="repro"><summary>repro and bug report</summary>{where}{repro}{report}</details></td>'
             f"<td>{escape(row.tier or '-')}</td><td>{escape(row.oracle)}</td><td>{escape(row.kind)}</td>"
             f"<td>{escape(row.layer or '-')}</td>"
@@ -109,10 +133,15 @@ def _buckets(rows: list[Row]) -> str:
         return ('<section id="buckets"><h2>Buckets</h2><p id="no-buckets">No buckets: every case agreed with '
                 "eager (or matched a known issue).</p></section>")
     body = "".join(_bucket_row(i, r) for i, r in enumerate(rows, start=1))
+    fixed = "".join(f'<li><a href="#bucket-{i}">{i}</a>. {escape(r.key)}: fixed in {escape(r.fixed_in)}</li>'
+                    for i, r in enumerate(rows, start=1) if r.fixed_in)
+    if fixed:
+        fixed = ('<h3>Fixed in a newer release</h3><p class=muted>Not counted among bugs: they pass on the newest '
+                 f'release tried, and still affect older ones.</p><ul id="fixed-buckets">{fixed}</ul>')
     return ('<section id="buckets"><h2>Buckets</h2><table id="bucket-table"><thead><tr><th>#</th><th>bucket</th>'
             "<th>tier</th><th>oracle</th><th>class</th><th>layer</th><th>count</th><th>status</th><th>tags</th>"
             "</tr></thead>"
-            f"<tbody>{body}</tbody></table></section>")
+            f"<tbody>{body}</tbody></table>{fixed}</section>")
 
 
 def _row_list(rows: list[Row], cls: str) -> str:

@@ -38,7 +38,7 @@ def render(report: Report, changes: Changes | None, figures: list[Figure], chart
                            ("coverage", "Coverage")):
         out += [f"## {title}", ""]
         if section == "coverage":
-            out += _coverage(report)
+            out += _behaviours(report) + _coverage(report)
         for f in figures:
             if f.section != section:
                 continue
@@ -52,13 +52,23 @@ def render(report: Report, changes: Changes | None, figures: list[Figure], chart
     if not report.rows:
         out += ["No buckets: every case agreed with eager (or matched a known issue).", ""]
     else:
-        out += ["| # | bucket | tier | oracle | class | layer | count | status |",
-                "|---:|---|---|---|---|---|---:|---|"]
+        checked = any(r.releases for r in report.rows)
+        head = "| # | bucket | tier | oracle | class | layer | count | status |" + (" releases |" if checked else "")
+        out += [head, "|---:|---|---|---|---|---|---:|---|" + ("---|" if checked else "")]
         out += [f"| {i} | `{_cell(r.key)}` {_cell(r.title)} | {r.tier or '-'} | {r.oracle} | {r.kind} | "
-                f"{r.layer or '-'} | {r.count} | {r.status or '-'} |" for i, r in enumerate(report.rows, start=1)]
+                f"{r.layer or '-'} | {r.count} | {r.status or '-'} |" + (f" {_cell(r.release_verdict or '-')} |"
+                                                                          if checked else "")
+                for i, r in enumerate(report.rows, start=1)]
         out.append("")
+        fixed = [(i, r) for i, r in enumerate(report.rows, start=1) if r.fixed_in]
+        if fixed:
+            out += ["## Fixed in a newer release", "",
+                    "Not counted among bugs: they pass on the newest release tried, and still affect older ones.", "",
+                    *[f"- {i}. `{_cell(r.key)}`: fixed in {r.fixed_in}" for i, r in fixed], ""]
         for i, r in enumerate(report.rows, start=1):
             out += [f"### {i}. `{_cell(r.key)}`", "", f"{r.title}", ""]
+            if r.releases:
+                out += [f"Torch releases: {_cell(r.release_line)}", ""]
             if r.repro_path:
                 out += [f"Repro: `{r.repro_path}`", ""]
             if r.repro:
@@ -67,6 +77,26 @@ def render(report: Report, changes: Changes | None, figures: list[Figure], chart
             if r.report:
                 out += ["<details><summary>bug report</summary>", "", r.report.rstrip(), "", "</details>", ""]
     return "\n".join(out) + "\n"
+
+
+def _behaviours(report: Report) -> list[str]:
+    from dynfuzz.report.behaviour_view import summary_line, table_rows, view
+
+    v = view(report)
+    if v is None:
+        return []
+    out = [summary_line(v), "", "| category | reached | reachable universe | out of reach | never reached |",
+           "|---|---:|---:|---:|---:|",
+           *[f"| {r['category']} | {r['reached']} | {r['reachable']} | {r['out_of_reach']} | {r['never']} |"
+             for r in table_rows(v)], ""]
+    if v.new_since is not None:
+        out += [f"New since the earlier campaign ({len(v.new_since)}): "
+                + (", ".join(f"`{_cell(b)}`" for b in v.new_since) or "none"), ""]
+    for category, names in v.never.items():
+        if names:
+            out += [f"<details><summary>{category}: {len(names)} never reached</summary>", "",
+                    ", ".join(f"`{_cell(n)}`" for n in names), "", "</details>", ""]
+    return out
 
 
 def _coverage(report: Report) -> list[str]:

@@ -23,11 +23,13 @@ from typing import Any
 from dynfuzz.generators.case import Case, case_seed, draw_case
 from dynfuzz.report import write_campaign_report
 from dynfuzz.report.plot import write_progress_svg
+from dynfuzz.run.behaviour_log import BehaviourLog
 from dynfuzz.run.compilers import CompileSpec, make_compiler
 from dynfuzz.run.ledger import Ledger, Unique  # noqa: F401  (Unique: re-exported for callers)
 from dynfuzz.run.line_coverage import Collector, CoverageSpec, Tracker
 from dynfuzz.run.progress import Reporter
 from dynfuzz.run.resume import ResumeState
+from dynfuzz.run.torch_observers import record as observer_record
 from dynfuzz.triage.known import KnownIssues
 from dynfuzz.triage.pending import NEW, SUSPECT
 from dynfuzz.triage.queue import triage_lanes
@@ -99,7 +101,8 @@ class Campaign:
         coverage = getattr(config, "coverage", None)
         self.tracker = Tracker(coverage) if coverage is not None else None
         self.collector: Collector | None = None
-        self.guide = None  # a run.guided.Guide when the campaign is coverage-guided
+        self.guide = None  # a run.guided.Guide when the campaign is guided (--guided)
+        self.behaviour_log = BehaviourLog()  # what Dynamo did, case by case (run/behaviour_log.py)
         self.coverage_report: dict[str, Any] | None = None
         self.coverage_seconds = 0.0
         self.jobs_waiting: list[Any] = []  # triage jobs restored by --resume, handed to the lanes at the start
@@ -168,6 +171,7 @@ class Campaign:
         try:
             with reporter, self._stop_on_signals():
                 while True:
+                    deadline = start + cfg.budget + cfg.known.verify_seconds  # verifying known issues is not budget
                     now = time.monotonic()
                     out_of_cases = self._cases_exhausted() and self.prefetched is None and not self.rerun
                     if pool is None:
@@ -361,11 +365,15 @@ class Campaign:
             self.ledger.harness_error(case, HarnessError.from_exception(e))
 
     def _observe(self, case: Case, status: str, payload: Any) -> None:
-        """What the campaign's own processes take from a finished case: its new lines for coverage and guidance."""
+        """What the campaign's own processes take from a finished case: its new lines (coverage) and new
+        behaviours, which guidance rewards."""
+        new_lines = novelty = None
         if self.tracker is not None:
             new_lines = self.tracker.add(payload.coverage if status == "done" else None)
-            if self.guide is not None:
-                self.guide.observe(case, new_lines)
+        if status == "done":
+            novelty = self.behaviour_log.add(payload.behaviours, self.ledger.seconds, payload.observers)
+        if self.guide is not None:
+            self.guide.observe(case, novelty, new_lines)
 
     def _take_prefetched(self) -> Case | None:
         """The drawn-ahead case, or a fresh one; None once `--cases` is exhausted."""
@@ -455,6 +463,8 @@ class Campaign:
             "mutants": sorted(m for m in os.environ.get("DYNFUZZ_MUTANTS", "").split(",") if m),
             "disabled_constructs": current_environment()["disabled_constructs"],
             **self._coverage_blocks(),
+            "behaviours": self.behaviour_log.summary(),
+            "torch_observers": observer_record(self.behaviour_log.observers),
             "triage": {"minimize_budget": cfg.minimize_budget, "jobs": len(jobs),
                        "left": getattr(self, "triage_left", None),
                        "job_seconds_median": round(_quantile(jobs, 0.5), 3) if jobs else None,

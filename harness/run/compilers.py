@@ -32,13 +32,21 @@ class TorchCompiler(Compiler):
 
         quiet_torch_logs()
         self._torch = torch
-        self.counter = compile_counter(spec.backend)
+        self._new_counter(compile_counter(spec.backend))
+
+    def _new_counter(self, counter: Any) -> None:
+        """The compile counter, and the backend handed to torch.compile: the counter behind a wrapper that
+        records the higher-order ops of each graph (run/torch_observers.py)."""
+        from dynfuzz.run.torch_observers import ObservedBackend
+
+        self.counter = counter
+        self.backend = ObservedBackend(counter)
 
     def reset(self) -> None:
         from dynfuzz.run.torch_compat import compile_counter, reset_dynamo
 
         reset_dynamo()
-        self.counter = compile_counter(self.spec.backend)
+        self._new_counter(compile_counter(self.spec.backend))
 
     def compile(self, fn: Callable, options: dict[str, Any]) -> Callable:
         from dynfuzz.run.export_runner import export_mode, exported
@@ -48,7 +56,7 @@ class TorchCompiler(Compiler):
         if mode is not None:  # Note [What an export run is judged on]
             compiled = exported(fn, mode)
         else:
-            kwargs: dict[str, Any] = {"backend": self.counter, "fullgraph": self.spec.fullgraph}
+            kwargs: dict[str, Any] = {"backend": self.backend, "fullgraph": self.spec.fullgraph}
             if self.spec.dynamic is not None:
                 kwargs["dynamic"] = self.spec.dynamic
             kwargs.update({k: v for k, v in options.items() if k in ("dynamic", "fullgraph")})
@@ -117,12 +125,15 @@ def make_compiler(spec: CompileSpec) -> Compiler:
     Mutants named in the environment (dynfuzz.mutants, test-only) are applied first, so that every
     spawned worker runs the same broken torch as its parent. Two costs of Dynamo's logging are cut, without
     changing what it compiles, unless the process tree runs pristine (`--pristine-torch`, the gate):
-    torch_compat's Note [Dynamo's logging speed-ups are a switch, and recorded]."""
+    torch_compat's Note [Dynamo's logging speed-ups are a switch, and recorded]. The count-only observers of
+    Dynamo's behaviours are installed in every mode (run/torch_observers.py)."""
     from dynfuzz.mutants import apply_from_env
     from dynfuzz.run.torch_compat import apply_speedups
+    from dynfuzz.run.torch_observers import install
 
     apply_from_env()
     apply_speedups()
+    install()
     if spec.compiler == "torch":
         return TorchCompiler(spec)
     from dynfuzz.doubles import DOUBLES

@@ -141,21 +141,30 @@ def _global_torch_state_restored(obs: Observation) -> Iterator[None]:
     thousands of cases: the next run, eager or compiled, must start from the same state. A mode left active
     intercepted every later case's torch calls in a one-hour soak: 40 findings that did not reproduce.
     Modes popped are counted in `obs.extra["leaked_function_modes"]`; so are torch.func transform levels left
-    active, in `obs.extra["leaked_functorch_levels"]`, and a forward-AD level left entered is exited."""
+    active, in `obs.extra["leaked_functorch_levels"]`, and a forward-AD level left entered is exited; saved-tensor
+    hooks left disabled (or enabled) by the run are put back (`obs.extra["leaked_saved_tensors_hooks_state"]`),
+    and so is Dynamo's `error_on_graph_break` setting (`obs.extra["leaked_error_on_graph_break"]`)."""
     import torch
     from dynfuzz.run.torch_compat import (
+        error_on_graph_break,
         exit_forward_ad_level,
         function_mode_depth,
         functorch_depth,
         pop_function_modes,
         pop_functorch_levels,
+        restore_saved_tensors_hooks_state,
+        saved_tensors_hooks_state,
+        set_error_on_graph_break,
     )
 
     grad, dtype, depth = torch.is_grad_enabled(), torch.get_default_dtype(), function_mode_depth()
-    levels = functorch_depth()
+    levels, hooks, strict = functorch_depth(), saved_tensors_hooks_state(), error_on_graph_break()
     try:
         yield
     finally:
+        if error_on_graph_break() != strict:
+            set_error_on_graph_break(strict)
+            obs.extra["leaked_error_on_graph_break"] = True
         leaked = pop_function_modes(depth)
         if leaked:
             obs.extra["leaked_function_modes"] = leaked
@@ -164,6 +173,8 @@ def _global_torch_state_restored(obs: Observation) -> Iterator[None]:
             obs.extra["leaked_functorch_levels"] = leaked
         if exit_forward_ad_level():
             obs.extra["leaked_forward_ad_level"] = True
+        if restore_saved_tensors_hooks_state(hooks):
+            obs.extra["leaked_saved_tensors_hooks_state"] = True
         torch.set_grad_enabled(grad)
         torch.set_default_dtype(dtype)
 

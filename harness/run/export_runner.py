@@ -69,19 +69,24 @@ def export_mode(options: dict[str, Any]) -> str | None:
     return str(mode)
 
 
-_helper: Callable[[Callable, str], Callable] | None = None
+_helper_code: Any = None
 
 
 def exported(fn: Callable, mode: str) -> Callable:
     """`fn` exported (in `mode`) at the arguments of each call, and the exported graph run on them: the
-    function `EXPORT_HELPER` defines, executed once per process."""
-    global _helper
-    if _helper is None:
-        import copy
+    function `EXPORT_HELPER` defines, executed in a namespace of its own for every program.
 
-        import torch
+    Never one namespace for the process: strict export on torch 2.5 traces the helper's `forward` as its root
+    frame, so Dynamo writes the alias `__import_dynfuzz_program` (the program's module) into the helper's
+    globals, and the next program, a new module under that name, then fails Dynamo's own assertion in
+    `import_source` (a finding that was dynfuzz's, not torch's)."""
+    global _helper_code
+    import copy
 
-        ns: dict[str, Any] = {"torch": torch, "copy": copy}
-        exec(compile(EXPORT_HELPER, "<dynfuzz-export-helper>", "exec"), ns)
-        _helper = ns["exported"]
-    return _helper(fn, mode)
+    import torch
+
+    if _helper_code is None:
+        _helper_code = compile(EXPORT_HELPER, "<dynfuzz-export-helper>", "exec")
+    ns: dict[str, Any] = {"torch": torch, "copy": copy}
+    exec(_helper_code, ns)
+    return ns["exported"](fn, mode)

@@ -1,16 +1,19 @@
-"""Coverage-guided generation (`fuzz --guided`): steer drawing toward programs that reach new Dynamo lines.
+"""Behaviour-guided generation (`fuzz --guided`): steer drawing toward programs that make Dynamo do what no
+earlier case made it do (run/behaviours.py), and toward rare combinations of what it does.
 
-Two mechanisms, both fed by each case's first-reached lines (`coverage.Tracker`):
+Two mechanisms, both fed by each case's `Novelty` (run/behaviour_log.py), scored by `novelty_reward`:
 
-- A bandit over fragments. Each fragment's score is the credit it earned per use: a case that reaches n
-  new lines shares log(1 + n) among the fragments it drew, call-plan perturbations included.
+- A bandit over fragments. Each fragment's score is the reward it earned per use: a case's reward is shared
+  among the fragments it drew, call-plan perturbations included.
   A fresh case picks each fragment with probability `floor * default + (1 - floor) * (default * score)
   share`: with no evidence that is the default mix, and no fragment ever drops below `floor` times its
   default share, so none starves.
-- A small pool of choice sequences that reached new lines. A share of later cases (10-50%, following
-  how much edited cases reach compared with fresh ones) is an edit of one of
+- A small pool of choice sequences that reached new behaviours. A share of later cases (10-50%, following
+  how much edited cases earn compared with fresh ones) is an edit of one of
   them (a point change, a truncated tail drawn afresh, a deleted or duplicated span, a splice with another
   entry), re-drawn through `hypothesis_compat.draw_from_prefix`.
+
+Line coverage plays no part (`--coverage` measures it beside a guided run, as an instrument).
 
 Note [Guided cases re-draw from their choices alone]
 A weighted pick is recorded as the same choice the uniform draw would have made (a forced draw of the
@@ -23,7 +26,6 @@ from __future__ import annotations
 
 import base64
 import json
-import math
 import random
 from collections import Counter
 from dataclasses import dataclass
@@ -35,6 +37,7 @@ from dynfuzz.generators.choose import integer
 from dynfuzz.generators.compose import programs
 from dynfuzz.generators.families import load_families
 from dynfuzz.generators.hypothesis_compat import data_from_seed, draw_from_prefix, forced_integer
+from dynfuzz.run.behaviour_log import Novelty, novelty_reward
 from hypothesis.database import choices_to_bytes
 
 FLOOR = 0.3  # share of every pick that follows the default weights
@@ -43,23 +46,25 @@ MUTATE_SHARE = (0.1, 0.5)  # least and most share of cases that edit a pool entr
 
 
 class Bandit:
-    """Fragment scores: new lines credited per use, with an average-score prior for unused fragments."""
+    """Fragment scores: reward credited per use, with an average-score prior for unused fragments."""
 
     def __init__(self, floor: float = FLOOR) -> None:
         self.floor = floor
         self.uses: Counter[str] = Counter()
         self.reward: Counter[str] = Counter()
+        self.total_uses = 0
+        self.total_reward = 0.0
 
-    def credit(self, fragments: list[str], new_lines: int) -> None:
-        """Share `log1p(new_lines)` among the fragments a case drew: the log keeps one case that reached a
-        whole new subsystem from drowning out steady finders of a few lines."""
+    def credit(self, fragments: list[str], reward: float) -> None:
+        """Share a case's reward among the fragments it drew."""
         for name in fragments:
             self.uses[name] += 1
-            self.reward[name] += math.log1p(new_lines) / len(fragments)
+            self.reward[name] += reward / len(fragments)
+        self.total_uses += len(fragments)
+        self.total_reward += reward
 
     def score(self, name: str) -> float:
-        total_uses = sum(self.uses.values())
-        prior = sum(self.reward.values()) / total_uses if total_uses else 1.0
+        prior = self.total_reward / self.total_uses if self.total_uses else 1.0
         return (self.reward[name] + prior) / (self.uses[name] + 1)
 
     def probabilities(self, names: list[str]) -> dict[str, float]:
@@ -106,16 +111,16 @@ def _arm(option) -> str:
 
 @dataclass
 class Entry:
-    """A pool entry: a choice sequence that reached new lines, and how often it has been edited."""
+    """A pool entry: a choice sequence that reached new behaviours, its reward, and how often it was edited."""
 
     choices: tuple
-    new_lines: int
+    reward: float
     index: int
     picks: int = 0
 
     @property
     def energy(self) -> float:
-        return self.new_lines / (1 + self.picks)
+        return self.reward / (1 + self.picks)
 
 
 def mutate(choices: tuple, rng: random.Random, other: tuple | None = None) -> tuple:
@@ -153,7 +158,7 @@ def _nudge(value: Any, rng: random.Random) -> Any:
 
 
 class Guide:
-    """Draws the cases of a guided campaign and learns from each one's new lines."""
+    """Draws the cases of a guided campaign and learns from each one's novelty."""
 
     def __init__(self, seed: int, families: tuple[str, ...], out: Path, floor: float = FLOOR,
                  pool_size: int = POOL_SIZE, mutate_share: float | tuple[float, float] = MUTATE_SHARE) -> None:
@@ -166,8 +171,9 @@ class Guide:
         self.share_bounds = mutate_share if isinstance(mutate_share, tuple) else (mutate_share, mutate_share)
         self.pending: dict[tuple, dict[str, Any]] = {}
         self.counts: Counter[str] = Counter()
-        self.yields: Counter[str] = Counter()  # new lines by origin (fresh / mutant)
-        self.credit: Counter[str] = Counter()  # log1p(new lines) by origin: what the mutate share follows
+        self.yields: Counter[str] = Counter()  # new behaviours by origin (fresh / mutant)
+        self.lines: Counter[str] = Counter()  # new lines by origin, when --coverage measures them too
+        self.credit: Counter[str] = Counter()  # reward by origin: what the mutate share follows
         self.log = out / "guided" / "cases.jsonl"
         self.log.parent.mkdir(parents=True, exist_ok=True)
         self.log.write_text("")
@@ -191,7 +197,7 @@ class Guide:
 
     def mutate_share(self) -> float:
         """The share of cases that edit a pool entry: between the bounds, in proportion to how much an edited
-        case has reached per case compared with a fresh one (edits of this grammar's choice sequences often
+        case has earned per case compared with a fresh one (edits of this grammar's choice sequences often
         reach less than fresh draws, so the share follows the evidence instead of a constant)."""
         low, high = self.share_bounds
         rate = {o: (self.credit[o] + 1.0) / (self.counts[o] + 1) for o in ("fresh", "mutant")}
@@ -205,32 +211,41 @@ class Guide:
     def _pick_entry(self, rng: random.Random) -> Entry:
         return rng.choices(self.pool, weights=[e.energy + 1e-3 for e in self.pool])[0]
 
-    def observe(self, case: Case, new_lines: int) -> None:
-        """Credit a finished case's fragments, pool it if it reached new lines, log its choices."""
+    def observe(self, case: Case, novelty: Novelty | None, new_lines: int | None = None) -> None:
+        """Credit a finished case's fragments, pool it if it reached new behaviours, log its choices.
+        `novelty` is None for a case that was not judged; `new_lines` is bookkeeping only (--coverage)."""
         info = self.pending.pop(case.choices, None)
         if info is None:  # replayed from the example database: not drawn by this guide
             return
+        reward = novelty_reward(novelty)
+        new = list(novelty.singles) if novelty is not None else []
         self.counts[info["origin"]] += 1
-        self.yields[info["origin"]] += new_lines
-        self.credit[info["origin"]] += math.log1p(new_lines)
+        self.yields[info["origin"]] += len(new)
+        self.credit[info["origin"]] += reward
+        if new_lines is not None:
+            self.lines[info["origin"]] += new_lines
         if info["origin"] == "fresh" and info["fragments"]:
-            self.bandit.credit(info["fragments"], new_lines)
-        if new_lines > 0:
-            entry = Entry(case.choices, new_lines, info["index"])
+            self.bandit.credit(info["fragments"], reward)
+        if new:
+            entry = Entry(case.choices, reward, info["index"])
             if len(self.pool) < self.pool_size:
                 self.pool.append(entry)
             else:
                 weakest = min(range(len(self.pool)), key=lambda i: self.pool[i].energy)
                 if self.pool[weakest].energy < entry.energy:
                     self.pool[weakest] = entry
-        record = {**info, "new_lines": new_lines, "tags": sorted(case.tags),
+        record = {**info, "new_behaviours": new, "reward": round(reward, 4), "tags": sorted(case.tags),
                   "choices": base64.b64encode(choices_to_bytes(case.choices)).decode()}
+        if new_lines is not None:
+            record["new_lines"] = new_lines
         with self.log.open("a") as fh:
             fh.write(json.dumps(record) + "\n")
 
     def summary(self) -> dict[str, Any]:
         scores = {n: round(self.bandit.score(n), 3) for n in sorted(self.bandit.uses)}
         top = dict(sorted(scores.items(), key=lambda kv: -kv[1])[:10])
-        return {"cases": dict(self.counts), "new_lines_by_origin": dict(self.yields), "pool": len(self.pool),
+        lines = {"new_lines_by_origin": dict(self.lines)} if self.lines else {}
+        return {"cases": dict(self.counts), "new_behaviours_by_origin": dict(self.yields),
+                "reward_by_origin": {k: round(v, 3) for k, v in self.credit.items()}, **lines, "pool": len(self.pool),
                 "mutate_share": round(self.mutate_share(), 3),
                 "floor": self.bandit.floor, "top_fragments": top, "choices_log": str(self.log)}

@@ -13,8 +13,11 @@ from dynfuzz.oracles import Finding, Observations, run_oracles
 from dynfuzz.oracles.exceptions import skip_reason
 from dynfuzz.oracles.model import Observation
 from dynfuzz.oracles.policy import BACKEND_CONFIG, EXPORTED, RNG_USED
+from dynfuzz.run.api_presence import absent_in_error, absent_in_source, absent_reason
+from dynfuzz.run.behaviours import collect as collect_behaviours
 from dynfuzz.run.compilers import Compiler, CompileSpec, missing_dynamo_settings
 from dynfuzz.run.execute import observe
+from dynfuzz.run.torch_observers import installed, start_case
 
 
 @dataclass
@@ -32,6 +35,8 @@ class CaseResult:
     torch_log: str = ""  # torch's own warnings/errors logged during the case (run/torch_logs.py), never printed
     skipped: str | None = None  # why the case was not judged: a deliberate refusal (oracles/exceptions.py), or
     # a Dynamo setting the program asks for that this torch lacks
+    behaviours: tuple[str, ...] = ()  # what Dynamo did in the eager and compiled runs (run/behaviours.py)
+    observers: tuple[str, ...] = ()  # the count-only observers installed in the process (run/torch_observers.py)
 
     @property
     def torch_seconds(self) -> float:
@@ -50,12 +55,20 @@ def judge(case: Case, compiler: Compiler, spec: CompileSpec, only: tuple[str, ..
     missing = missing_dynamo_settings(case.dynamo_config)
     if missing:  # a program for another torch release: not judged, counted among the skips
         return CaseResult([], case.tags, True, skipped=f"Dynamo setting {missing[0]} absent from this torch")
+    absent = next(filter(None, map(absent_in_source, filter(None, (case.source, case.eager_source)))), None)
+    if absent:  # the same: an API this torch lacks (run/api_presence.py)
+        return CaseResult([], case.tags, True, skipped=absent_reason(absent))
     start = time.perf_counter()
     compiler.reset()
+    start_case()
     rng = _seed_rng(spec.device)
     eager = observe(case.eager_source or case.source, case.entry, spec.device, None, "eager", keep_live=True)
+    absent = _absent_in_eager(eager)
+    if absent:
+        return CaseResult([], case.tags, True, skipped=absent_reason(absent))
     facts = {RNG_USED: _rng_advanced(rng, spec.device)}
     obs = _compiled_observations(case, compiler, spec, spec.backend, eager, facts)
+    behaviours = collect_behaviours()
     compiled = obs.compiled
     if compiled.extra.get("unreadable_snapshots"):
         _unreadable_must_diverge(eager, compiled)
@@ -88,7 +101,18 @@ def judge(case: Case, compiler: Compiler, spec: CompileSpec, only: tuple[str, ..
     eager_ok = eager.setup_error is None and all(c.error is None for c in eager.calls)
     result = CaseResult(findings, case.tags, eager_ok, timings, compiled.frames, compiled.graph_breaks, ref_info)
     result.skipped = skip[1] if skip is not None else None
+    result.behaviours, result.observers = behaviours, tuple(installed())
     return result
+
+
+def _absent_in_eager(eager: Observation) -> str | None:
+    """A torch API eager's own error says this release lacks (a tensor method, a name built at run time)."""
+    errors = [eager.setup_error, *(c.error for c in eager.calls)]
+    for e in filter(None, errors):
+        api = absent_in_error(e.type, e.detail or e.message)
+        if api:
+            return api
+    return None
 
 
 def _seed_rng(device: str):

@@ -312,6 +312,7 @@ class Ledger:
             "unique": len(self.unique),
             "known": sum(self.known_hits.values()),
             "known_signatures": dict(self.known_hits),
+            "known_verified": cfg.known.verifications(),  # Note [Known issues on an unlisted release]
             "by_oracle": dict(self.by_oracle),
             "by_kind": dict(self.by_kind),
             "crashes": self.crashes,

@@ -324,19 +324,58 @@ def pop_functorch_levels(depth: int) -> int:
     """Undo torch.func transform levels above `depth`, as `torch.compile` itself does when a frame raises;
     returns how many were undone. An export that raises inside a transform can leave its level active (in
     a 1,000-case guided bench, 310 later cases of that worker failed to snapshot a `TensorWrapper`).
-    Returns 0 (and notes it) where the release lacks the API."""
+
+    Each level is undone by its transform's own decrement, the top one first. torch's
+    `pop_dynamic_layer_stack_and_undo_to_depth` popped each level twice before pytorch#177585 (its decrement
+    pops too): on torch 2.5 it failed functorch's internal assert `!dynamicLayerStack.empty()` out of the
+    harness, and the case became a harness error. Returns 0 (and notes it) where the release lacks the API."""
     import torch
 
-    undo = getattr(torch._C._functorch, "pop_dynamic_layer_stack_and_undo_to_depth", None)
+    functorch = torch._C._functorch
     leaked = functorch_depth() - depth
     if leaked <= 0:
         return 0
-    if undo is None:
-        note("restoring the torch.func transform stack between cases",
-             "torch._C._functorch.pop_dynamic_layer_stack_and_undo_to_depth")
+    peek = getattr(functorch, "peek_interpreter_stack", None)
+    kinds = getattr(functorch, "TransformType", None)
+    if peek is None or kinds is None:
+        note("restoring the torch.func transform stack between cases", "torch._C._functorch.peek_interpreter_stack")
         return 0
-    undo(depth)
+    undo = {kinds.Grad: "_grad_decrement_nesting", kinds.Vmap: "_vmap_decrement_nesting",
+            kinds.Jvp: "_jvp_decrement_nesting", kinds.Functionalize: "_func_decrement_nesting"}
+    while functorch_depth() > depth:
+        top = peek()
+        name = undo.get(top.key()) if top is not None else None
+        if name is None:  # a plain `Torch` layer: only pop_dynamic_layer_stack removes it
+            functorch.pop_dynamic_layer_stack()
+        else:
+            getattr(functorch, name)()
     return leaked
+
+
+def saved_tensors_hooks_state() -> str | None:
+    """Why saved-tensor hooks are disabled right now (the message `disable_saved_tensors_hooks` set), None when
+    they are enabled or the release cannot say."""
+    import torch
+
+    get = getattr(torch._C._autograd, "_saved_tensors_hooks_get_disabled_error_message", None)
+    return get() if get is not None else None
+
+
+def restore_saved_tensors_hooks_state(message: str | None) -> bool:
+    """Put saved-tensor hooks back to enabled (`message` None) or disabled with `message`; True when a case had
+    changed it. `torch.func.grad` disables them for its duration (its message names torch.func and saved tensor
+    hooks) and re-enables them on exit: an export that raised inside the transform never exits it, and every
+    later program of the worker that used `saved_tensors_hooks` then failed with that message."""
+    import torch
+
+    if saved_tensors_hooks_state() == message:
+        return False
+    autograd = torch._C._autograd
+    if message is None:
+        autograd._saved_tensors_hooks_enable()
+    else:
+        autograd._saved_tensors_hooks_disable(message)
+    return True
 
 
 def exit_forward_ad_level() -> bool:
@@ -355,3 +394,21 @@ def exit_forward_ad_level() -> bool:
     except RuntimeError:
         return False
     return True
+
+
+def error_on_graph_break() -> bool | None:
+    """Dynamo's process-wide `error_on_graph_break` setting (None where the release has none: before 2.8)."""
+    import torch._dynamo.utils as utils
+
+    get = getattr(utils, "_get_error_on_graph_break", None)
+    return get() if get is not None else None
+
+
+def set_error_on_graph_break(value: bool) -> None:
+    """Set it back (housekeeping: a `with torch._dynamo.error_on_graph_break(...)` block that Dynamo leaves
+    without restoring the setting would make every later graph break of the worker an error)."""
+    import torch._dynamo.utils as utils
+
+    setter = getattr(utils, "_set_error_on_graph_break", None)
+    if setter is not None:
+        setter(value)

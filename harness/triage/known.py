@@ -5,8 +5,10 @@ explain), never typed by hand: `dynfuzz known --refresh` recomputes every key an
 torch release to the entry's `torch` list; `dynfuzz known --check` fails when an entry's repro no longer
 produces its key (CI catches drift); `dynfuzz known add OUT/findings/<bucket>` promotes a campaign's
 bucket, its repro copied into `corpus/`. An entry matches a bucket by key on the torch releases it
-lists, because a key that holds a torch frame may change between releases. The older `signature`
-field stays for `dynfuzz replay`, which still compares signatures.
+lists, because a key that holds a torch frame may change between releases. On a release it does not list,
+an entry matches only once a `verifier` (campaigns and the gate set one: `dynfuzz.releases.known_verifier`)
+has run its repros there and they still diverge: Note [Known issues on an unlisted release]. The older
+`signature` field stays for `dynfuzz replay`, which still compares signatures.
 """
 from __future__ import annotations
 
@@ -14,7 +16,9 @@ import json
 import re
 import shutil
 import sys
+import time
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +44,17 @@ def release(version: str) -> str:
     return version.split("+", 1)[0]
 
 
+# Note [Known issues on an unlisted release]
+# An entry lists the releases its key was computed on. On another release (a newer torch) its repro may no
+# longer diverge, or diverge under another key, so the entry is not trusted there as it stands: the first time
+# a finding's key shares a tier (explained keys) or an oracle and class (cheap keys) with it, the `verifier`
+# runs the entry's repros on the running torch (in fresh processes, outside the campaign's budget:
+# `verify_seconds` is added to it) and returns the keys they produce there, cached per (entry, release) on
+# disk. An entry whose repros still diverge matches through its keys, aliases and those keys; one whose repros
+# all agree is FIXED on that release and matches nothing there (`verifications()` lists both for summary.json).
+Verifier = Callable[[list[tuple[dict, list[Path]]], str], list[list[str] | None]]
+
+
 @dataclass
 class KnownIssues:
     """Known issues by signature (`entries`, as replay reads them) and by bucket key (`match`)."""
@@ -47,6 +62,9 @@ class KnownIssues:
     entries: dict[str, dict] = field(default_factory=dict)
     issues: list[dict] = field(default_factory=list)
     path: Path | None = None
+    verifier: Verifier | None = None  # Note [Known issues on an unlisted release]
+    verified: dict[tuple[int, str], list[str] | None] = field(default_factory=dict)  # (entry, release) -> keys
+    verify_seconds: float = 0.0
 
     def __post_init__(self) -> None:
         if not self.issues:
@@ -60,18 +78,48 @@ class KnownIssues:
 
     def match(self, key: str, torch: str | None = None) -> dict | None:
         """The entry whose key, or one of its `aliases` (the keys its variant repros get), is `key` on this torch
-        release (`torch` None: any release)."""
+        release (`torch` None: any release); on a release the entry does not list, only once verified there."""
         key = _LOCUS.sub("", key)
         if ": tensor ops" in key:  # names no construct: matching it would hide any other such divergence
             return None
-        for item in self.issues:
-            if not any(key in (known, _without_layer(known, key)) for known in map(_without_locus, keys_of(item))):
-                continue
-            versions = item.get("torch") or []
-            versions = [versions] if isinstance(versions, str) else versions
-            if torch is None or not versions or release(torch) in {release(v) for v in versions}:
+        if torch is not None and self.verifier is not None:
+            self._verify(key, release(torch))
+        for n, item in enumerate(self.issues):
+            keys = keys_of(item)
+            versions = releases_of(item)
+            if not (torch is None or not versions or release(torch) in versions):
+                observed = self.verified.get((n, release(torch)))
+                if not observed:  # not verified here, or FIXED here
+                    continue
+                keys = keys + observed
+            if any(key in (known, _without_layer(known, key)) for known in map(_without_locus, keys)):
                 return item
         return None
+
+    def _verify(self, key: str, rel: str) -> None:
+        """Verify, once per release, the unlisted entries that share `key`'s tier or oracle and class."""
+        wanted = []
+        for n, item in enumerate(self.issues):
+            versions = releases_of(item)
+            if not versions or rel in versions or (n, rel) in self.verified:
+                continue
+            if _oracle_class(key) in {_oracle_class(k) for k in keys_of(item)}:
+                wanted.append(n)
+        if not wanted:
+            return
+        start = time.monotonic()
+        results = self.verifier([(self.issues[n], [self.entry_path(c) for c in repros_of(self.issues[n])])
+                                 for n in wanted], rel)
+        self.verify_seconds += time.monotonic() - start
+        for n, keys in zip(wanted, results):
+            self.verified[(n, rel)] = None if keys is None else list(keys)
+
+    def verifications(self) -> list[dict]:
+        """The entries verified on a release they do not list: `reproduces` true (with the keys seen there),
+        false (FIXED there) or null (could not be judged there)."""
+        return [{"key": self.issues[n].get("key"), "corpus": next(iter(repros_of(self.issues[n])), None),
+                 "torch": rel, "reproduces": None if keys is None else bool(keys), "keys": keys or []}
+                for (n, rel), keys in self.verified.items()]
 
     def entry_path(self, relative: str) -> Path:
         """A repro an entry names (`corpus = "x.py"`): relative to the known-issues file's folder."""
@@ -138,6 +186,16 @@ def repros_of(item: dict) -> list[str]:
     return [corpus] if isinstance(corpus, str) else list(corpus)
 
 
+def releases_of(item: dict) -> set[str]:
+    """The releases an entry lists in `torch` (one string or a list), local build tags dropped."""
+    return {release(str(v)) for v in _releases(item)}
+
+
+def _oracle_class(key: str | None) -> str:
+    """`effects/lost-effect: ...` -> `effects/lost-effect`; `miscompile: set-subclass` -> `miscompile`."""
+    return (key or "").split(":", 1)[0].strip()
+
+
 def _without_locus(key: str) -> str:
     """Keys match whatever localization added (` near <file>:<function>`): a known issue is recognised as soon as
     a bucket is explained, before its localization comes back, and a locus may move between releases."""
@@ -182,10 +240,8 @@ def key_of_repro(path: Path, wanted: dict | None = None) -> ReproKey | None:
 
     When the repro shows several findings, the one with one of the entry's signatures is taken, else the most
     severe one."""
-    from dynfuzz.oracles.model import SEVERITY
     from dynfuzz.run.compilers import CompileSpec, make_compiler
     from dynfuzz.run.judge import judge
-    from dynfuzz.triage.explain import cheap_explanation, explain
     from dynfuzz.triage.repro import read_program
 
     saved = read_program(path)
@@ -196,13 +252,32 @@ def key_of_repro(path: Path, wanted: dict | None = None) -> ReproKey | None:
     findings = judge(saved.case, compiler, spec).findings
     if not findings:
         return None
-    wanted_sigs = set(signatures_of(wanted or {})) | ({meta["signature"]} if meta.get("signature") else set())
-    chosen = next((f for f in findings if f.signature in wanted_sigs), None) \
+    wanted = dict(wanted or {})
+    if meta.get("signature") and not wanted.get("signature"):
+        wanted["signature"] = meta["signature"]
+    chosen = choose_finding(findings, wanted)
+    return key_for(saved.case, chosen, spec, compiler)
+
+
+def key_for(case: Any, finding: Any, spec: Any, compiler: Any) -> ReproKey:
+    """The key a campaign files `finding` of `case` under once triaged: explained, else its cheap key."""
+    from dynfuzz.triage.explain import cheap_explanation, explain
+
+    cheap = cheap_explanation(case, finding)
+    explained = explain(case, finding, spec, compiler)
+    return ReproKey(cheap.key if explained.unexplained else explained.key, cheap.key, finding.signature)
+
+
+def choose_finding(findings: list, wanted: dict):
+    """Of a repro's findings, the one an entry (`wanted`: its `signature`, one or a list, and `key`) is about:
+    one with its signature, else one of its cheap key's oracle, else the most severe."""
+    from dynfuzz.oracles.model import SEVERITY
+
+    sigs = set(signatures_of(wanted))
+    prefix = (wanted.get("key") or "").split(":", 1)[0]
+    return next((f for f in findings if f.signature in sigs), None) \
+        or next((f for f in findings if prefix and prefix.startswith(f.oracle + "/")), None) \
         or max(findings, key=lambda f: SEVERITY.get(f.severity, 0))
-    cheap = cheap_explanation(saved.case, chosen)
-    explained = explain(saved.case, chosen, spec, compiler)
-    key = cheap.key if explained.unexplained else explained.key
-    return ReproKey(key, cheap.key, chosen.signature)
 
 
 def _releases(item: dict) -> list[str]:

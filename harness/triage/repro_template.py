@@ -25,7 +25,7 @@ PROGRAM = {program}
 {eager_program}{helpers}
 
 def run(source, compiled):
-{seed}{namespace}    exec(source, ns)
+{seed}{namespace}    exec(compile(source, linecache.cache.setdefault(ns["__name__"], (len(source), None, source.splitlines(True), ns["__name__"]))[3], "exec"), ns)
     fn = {compiled_fn} if compiled else ns["{entry}"]
 {calls}    return out, args, ns
 
@@ -33,7 +33,7 @@ def run(source, compiled):
 out, args, ns = run({eager_name}, compiled=False)
 c_out, c_args, c_ns = run(PROGRAM, compiled=True)
 {check}
-'''
+'''  # noqa: E501 (the generated exec line)
 
 BACKWARD = '''
 
@@ -45,7 +45,10 @@ def backward(out):  # as dynfuzz does: sum_k k * mean(out_k) over the output ten
 
 # The program runs as an importable module, as in dynfuzz's workers: Dynamo imports a frame's module by its
 # `__name__` (for torch.cond's branches on 2.13; for any global on 2.5, which otherwise fails with
-# "No module named 'repro'" before reaching the bug).
+# "No module named 'repro'" before reaching the bug). `run` also registers the source in linecache under the
+# module's name, as the workers do: torch 2.5 compiles a function whose source file it cannot find through a
+# wrapper frame (`external_utils.wrap_inline`), so the entry was inlined instead of being the root frame, and a
+# bug of the root frame's cells (found by the workers) did not reproduce in the script.
 NAMESPACE_MODULE = '''\
     ns = vars(sys.modules.setdefault(f"repro_{compiled}", types.ModuleType(f"repro_{compiled}")))
 '''
@@ -127,7 +130,7 @@ def fill(*, title: str, about: str, meta: dict[str, Any], source: str, eager_sou
          backend: str, device: str, plan: Plan, config: dict[str, Any], check: list[str]) -> str:
     """The whole repro script; it must parse (checked here, so a rendering bug never reaches disk)."""
     helpers = BACKWARD if plan.backward else ""
-    imports = "import sys\nimport types\n"
+    imports = "import linecache\nimport sys\nimport types\n"
     if "export" in plan.options:
         from dynfuzz.run.export_runner import EXPORT_HELPER
 

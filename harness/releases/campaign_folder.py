@@ -1,0 +1,90 @@
+"""A release matrix written back into the campaign folder its buckets came from.
+
+- each bucket's `report.md` gets a "Torch releases" section (replaced, not repeated, by a later check);
+- `summary.json`: `buckets[].releases` (per release: `outcome`, `key`), `buckets[].release_verdict`, and
+  `buckets[].fixed_in` when the newest release tried passes; a top-level `releases` block (the releases
+  tried, their build tags, how many buckets are fixed); `bugs` recounted with `row_is_bug`, which keeps a
+  bucket with `fixed_in` out (it is listed apart: a user of an older release still needs it);
+- the campaign's report (`report.html`, `report.md`) is rendered again, showing the matrix per bucket.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from dynfuzz.releases.installer import version_key
+from dynfuzz.releases.matrix import Row
+
+START = "<!-- dynfuzz releases check -->"
+END = "<!-- /dynfuzz releases check -->"
+
+
+def section(row: Row, builds: dict[str, str]) -> str:
+    """The bucket report's "Torch releases" section: the verdict and one line per release."""
+    note = ""
+    if row.bisect:
+        low, high = row.bisect["between"]
+        note = f" (bisected: passes on {low}, fails on {high})" if row.verdict.kind == "regression" \
+            else f" (bisected: fails on {low}, passes on {high})"
+    lines = [START, "### Torch releases", "", f"Verdict: **{row.verdict.text}**{note}", "",
+             "| release | build | outcome | key |", "|---|---|---|---|"]
+    for rel in sorted(row.cells, key=version_key):
+        cell = row.cells[rel]
+        outcome = cell.outcome + (f" ({cell.detail})" if cell.detail else "")
+        key = f"`{cell.key}`" if cell.key else "-"
+        lines.append(f"| {rel} | {builds.get(rel, '?')} | {outcome.replace('|', '/')} | {key.replace('|', '/')} |")
+    lines += ["", "From `dynfuzz releases check` (docs/releases.md): each release ran the repro in a fresh process.",
+              END]
+    return "\n".join(lines)
+
+
+def with_section(text: str, block: str) -> str:
+    """`text` with its releases section replaced by `block` (appended when it has none)."""
+    if START in text and END in text:
+        head, rest = text.split(START, 1)
+        return head + block + rest.split(END, 1)[1]
+    return text.rstrip("\n") + "\n\n" + block + "\n"
+
+
+def write_back(campaign: Path, rows: list[Row], builds: dict[str, str]) -> dict[str, Any]:
+    """Write the matrix of `campaign`'s buckets into it (module docstring); returns the new summary."""
+    from dynfuzz.report import write_report
+    from dynfuzz.report.data import resolve_path
+    from dynfuzz.triage.buckets import row_is_bug
+
+    path = campaign / "summary.json"
+    summary = json.loads(path.read_text())
+    mine = {_ident(row.repro.bucket): row for row in rows if row.repro.campaign == campaign and row.repro.bucket}
+    tried = sorted(builds, key=version_key)
+    for bucket in summary.get("buckets", []):
+        row = mine.get(_ident(bucket))
+        if row is None:
+            continue
+        bucket["releases"] = {rel: row.cells[rel].as_json() for rel in sorted(row.cells, key=version_key)}
+        bucket["release_verdict"] = row.verdict.text
+        if row.bisect is not None:
+            bucket["bisect"] = row.bisect
+        if row.verdict.kind == "fixed":
+            bucket["fixed_in"] = row.verdict.release
+        else:
+            bucket.pop("fixed_in", None)
+        folder = resolve_path(campaign, bucket.get("folder"))
+        report = folder / "report.md" if folder is not None else None
+        if report is not None and report.parent.is_dir():
+            old = report.read_text() if report.exists() else ""
+            report.write_text(with_section(old, section(row, builds)))
+    buckets = summary.get("buckets", [])
+    summary["releases"] = {"tried": tried, "builds": {r: builds[r] for r in tried},
+                           "fixed": sum(1 for b in buckets if b.get("fixed_in"))}
+    summary["bugs"] = sum(1 for b in buckets if row_is_bug(b))
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(summary, indent=2) + "\n")
+    tmp.replace(path)
+    write_report([campaign])
+    return summary
+
+
+def _ident(bucket: dict[str, Any] | None) -> str:
+    bucket = bucket or {}
+    return str(bucket.get("id") or bucket.get("key") or bucket.get("folder"))

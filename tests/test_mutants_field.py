@@ -1,0 +1,52 @@
+"""The field constructs' Dynamo mutants (issue 30): a short seed-0 campaign of the construct's family finds each
+one, and the same campaign with the construct switched off does not.
+
+A finding is the mutant's when its saved repro fails with the mutant applied and passes on unmodified torch
+(`mutant_finding`, as for the cells mutants): these constructs also reach real torch 2.13 bugs (kept in
+corpus/), which fail both ways and so never count. Each campaign runs in its own `dynfuzz fuzz` process: a
+mutant patches torch for the whole process tree and must not leak into the test session.
+"""
+from __future__ import annotations
+
+import pytest
+from dynfuzz.mutants import load
+from test_mutants_cells import campaign, mutant_finding
+
+FOUND_BY = ("outputs", "effects")
+# mutant -> (family, construct tag, cases, oracles its finding shows in)
+CAMPAIGNS = {
+    "cell-shadow-merged": ("closures", "cells-shadow", 30, FOUND_BY),
+    "sourceless-cell-snapshot": ("closures", "preexisting-writer", 60, FOUND_BY),
+    "freevar-by-local-name": ("closures", "maker-closure", 80, FOUND_BY),
+    "cond-unbacked-output-sizes-equated": ("conds", "cond-unbacked-branches", 60, ("exceptions",)),
+    "inplace-arg-rebinds": ("effects", "inplace-arg", 40, FOUND_BY),
+    "super-mutator-dropped-under-fullgraph": ("effects", "subclass-super-fullgraph", 60, FOUND_BY),
+    "set-names-only": ("resizes", "set-alias", 40, FOUND_BY + ("exceptions",)),
+}
+# Switched off with the construct: its siblings of the same family that could stand in for it.
+SIBLINGS = {
+    "closures": "cells-agree,preexisting-cells,cells-shadow,preexisting-writer,maker-closure",
+}
+
+
+def test_every_field_mutant_names_its_construct():
+    registry = load()
+    for name, (_, construct, _, _) in CAMPAIGNS.items():
+        assert registry[name].construct == construct
+        assert registry[name].layer == "dynamo"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mutant", sorted(CAMPAIGNS))
+def test_a_short_campaign_of_the_construct_finds_the_mutant(tmp_path, mutant):
+    family, construct, cases, oracles = CAMPAIGNS[mutant]
+    repros = campaign(tmp_path / "on", mutant, cases, family)
+    assert mutant_finding(repros, mutant, construct, oracles) is not None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mutant", sorted(CAMPAIGNS))
+def test_without_its_construct_the_mutant_survives(tmp_path, mutant):
+    family, construct, cases, oracles = CAMPAIGNS[mutant]
+    repros = campaign(tmp_path / "off", mutant, cases, family, disable=SIBLINGS.get(family, construct))
+    assert mutant_finding(repros, mutant, None, oracles) is None
