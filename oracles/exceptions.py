@@ -120,6 +120,8 @@ EXPORT_REFUSALS = (
     ("Unsupported", "rewrite_signature: cannot trace optional function input", "", "an optional parameter"),
     ("Unsupported", "Attempted to use `torch.nn.Parameter()` with export", "", "an nn.Parameter constructed in the "
      "frame"),
+    ("Unsupported", None, r"nn parameter construction not supported with export", "an nn.Parameter constructed in "
+     "the frame"),  # torch 2.5.1's words, before graph-break types
     ("Unsupported", "HOP: Unsafe side effect", "", "a side effect inside a torch.cond branch"),
 )
 # Releases before graph-break types (torch < 2.7) name the construct in the message alone: (the whole
@@ -130,6 +132,16 @@ UNTYPED_FULLGRAPH_REFUSALS = (
     (r"call torch\._dynamo\.disable\(\) wrapped function .*", "a torch.compiler.disable'd function under fullgraph"),
     (r"out variants with resizing on graph inputs", "out= op resizing its target under fullgraph"),
     (r"builtin: print \[.*\] (True|False)", "print() under fullgraph"),
+    # an in-place view op's graph break, delayed to its call (2.5.1 delays a disabled compiled module's the same way)
+    (r"call_function DelayGraphBreakVariable\(\) \[\] \{\}",
+     "an in-place view op (t_, transpose_...) on a graph input under fullgraph"),
+    (r"inline in skipfiles: .* \| _fn .*/torch/_dynamo/eval_frame\.py, skipped according trace_rules\.lookup "
+     r"SKIP_DIRS", "a torch.compiler.disable'd function under fullgraph"),
+    (r"Workaround for issues with nn_parameter construction",
+     "an nn.Parameter constructed in the frame under fullgraph"),
+    (r"Logger not supported for non-export cases", "a logger call under fullgraph"),
+    (r"torch\.\* op returned non-Tensor bool call_function <built-in function is_inference_mode_enabled>",
+     "torch.is_inference_mode_enabled() under fullgraph (a documented fundamental graph break)"),
 )
 # torch.compile(...).aot_compile refuses a graph break with a RuntimeError of its own, and a guard it cannot write
 # into the package (a dict's version, an object's id) with PackageError: both are its documented limits.
