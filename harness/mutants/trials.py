@@ -132,8 +132,12 @@ def run_trial(out: Path, mutants: str | list[str] | tuple[str, ...], family: str
 
 
 def fails_under(repro: Path, mutant: str | None, timeout: float = 300) -> bool:
-    """Whether the standalone script `repro` exits 1 (its check failed) with `mutant` alone applied, or on
-    unmodified torch (None), in a fresh process."""
+    """Whether the standalone script `repro` fails its check (exit 1 on an AssertionError, as `verify_repro`
+    reads a script) with `mutant` alone applied, or on unmodified torch (None), in a fresh process. A script that
+    breaks otherwise (exit 1 on a KeyError...) has shown nothing either way."""
+    from dynfuzz.triage.repro import _raised
+
     env = {k: v for k, v in os.environ.items() if k not in (ENV, DISABLE_ENV)}
     cmd = [sys.executable, "-c", RUN_WITH_MUTANT, mutant, str(repro)] if mutant else [sys.executable, str(repro)]
-    return subprocess.run(cmd, env=env, capture_output=True, timeout=timeout).returncode == 1
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    return done.returncode == 1 and _raised(done.stderr) == "AssertionError"
