@@ -10,7 +10,8 @@ import json
 import pytest
 from dynfuzz.generators.case import draw_case
 from dynfuzz.oracles.model import finding
-from dynfuzz.run.campaign import Campaign, CampaignConfig, Capacity
+from dynfuzz.run.campaign import Campaign, CampaignConfig
+from dynfuzz.run.capacity import Capacity
 from dynfuzz.run.compilers import CompileSpec
 from dynfuzz.run.ledger import Ledger, identity
 from dynfuzz.triage.explain import cheap_explanation

@@ -381,7 +381,7 @@ def test_sample_stats_counts_programs_that_do_not_draw_or_run(monkeypatch, capsy
 def test_minimization_delays_the_end_by_a_tenth_of_the_budget_within_bounds():
     """The soak (1 h) may end a minute late, a CI smoke run (60 s) only 10 s late: a fixed 60 s drain made a
     5-minute campaign take 368 s."""
-    from dynfuzz.run.campaign import triage_grace
+    from dynfuzz.run.capacity import triage_grace
 
     assert [triage_grace(b) for b in (30, 60, 300, 600, 3600)] == [10.0, 10.0, 30.0, 60.0, 60.0]
 

@@ -1,0 +1,49 @@
+"""How a campaign shares its processes and its end with triage: workers lent to triage while findings wait
+(`Capacity`, Note [Capacity follows the queue]) and how long the triage drain may delay the end
+(`triage_grace`)."""
+from __future__ import annotations
+
+
+def triage_grace(budget: float) -> float:
+    """How long minimization may delay the end of a campaign: 10% of its budget, between 10 s and 60 s.
+
+    A one-hour soak ends at most 70 s late and a one-minute CI run 20 s late; buckets still queued
+    then stay under their cheap key, `unminimized`."""
+    return min(60.0, max(10.0, 0.1 * budget))
+
+
+# Note [Capacity follows the queue]
+# A campaign has `--workers` processes for cases and one triage lane per three workers beside them. When
+# findings wait for triage (new cheap keys and suspects; localizations never count), workers are lent to
+# triage: a worker whose case is done takes no new case while it is lent, and the triage pool gets one more
+# lane. What is lent is bounded by an allowance of TRIAGE_SHARE of the workers' time so far, so generation
+# keeps at least about 1 - TRIAGE_SHARE of its cases whatever the queue; an allowance saved up while
+# nothing waited is what lets the campaign stop drawing early near its end, when the queue would not drain in
+# the time left. Workers come back as soon as nothing urgent waits.
+TRIAGE_SHARE = 0.25
+
+
+class Capacity:
+    """How many case workers are lent to triage (see Note [Capacity follows the queue])."""
+
+    def __init__(self, workers: int, share: float = TRIAGE_SHARE) -> None:
+        self.workers, self.share = workers, share
+        self.used = 0.0  # worker-seconds lent so far
+        self.lent = 0
+        self.last: float | None = None
+
+    def converted(self, elapsed: float, remaining: float, waiting: int, job_seconds: float,
+                  open_for_new: bool) -> int:
+        """Workers to lend now, given `waiting` urgent jobs of about `job_seconds` each."""
+        if self.last is not None:
+            self.used += self.lent * max(0.0, elapsed - self.last)
+        self.last = elapsed
+        allowance = self.share * self.workers * elapsed - self.used
+        if not open_for_new or waiting == 0 or allowance <= 0:
+            self.lent = 0
+            return 0
+        cap = self.workers - 1 if self.workers > 1 else 0
+        if remaining < waiting * job_seconds / max(self.workers, 1) and allowance >= self.workers * remaining:
+            cap = self.workers  # near the end, with time saved up: stop drawing, triage on every worker
+        self.lent = min(cap, waiting, int(allowance // max(job_seconds, 1.0)) + 1)
+        return self.lent
