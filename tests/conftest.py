@@ -99,6 +99,8 @@ def trial(tmp_path_factory):
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
+        if "trial" in getattr(item, "fixturenames", ()):  # a mutant trial campaign: the `trials` job
+            item.add_marker(pytest.mark.trials)
         for mark in item.iter_markers("requires"):
             missing = [p for p in mark.args if shutil.which(p) is None]
             if missing:

@@ -19,14 +19,16 @@ def _ci(script: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
 
 def test_the_steps_are_readmes_commands_in_readmes_order():
     readme = (ROOT / "README.md").read_text()
-    done = _ci("readme_venv_command; readme_command 1; readme_command 2; declare -f main")
-    venv, campaign, tests = done.stdout.splitlines()[:3]
+    done = _ci("readme_venv_command; readme_command 1; readme_command 2; readme_command 3; declare -f main")
+    venv, campaign, tests, trials = done.stdout.splitlines()[:4]
     assert venv == "python3 -m venv .venv && . .venv/bin/activate" and f"`{venv}`" in readme
     assert "dynfuzz fuzz --budget 60s --out dynfuzz-out" in campaign and campaign in readme
-    assert "python3 -m pytest -n 2 -q" in tests and tests in readme
-    assert readme.index(venv) < readme.index(campaign) < readme.index(tests)
+    assert "python3 -m pytest -n 2 -q -m \"not trials\"" in tests and tests in readme
+    assert trials == "python3 -m pytest -n 2 -q -m trials" and trials in readme
+    assert readme.index(venv) < readme.index(campaign) < readme.index(tests) < readme.index(trials)
     body = done.stdout[done.stdout.index("main ()"):]
-    assert body.index("make_readme_venv") < body.index("run_readme_campaign") < body.index("run_readme_tests")
+    assert body.index("make_readme_venv") < body.index("run_readme_campaign") < body.index("run_readme_tests") \
+        < body.index("run_readme_trials") < body.index("run_release_tests")
 
 
 def test_the_venv_is_readmes_own_in_the_clone_and_never_replaces_one_silently(tmp_path):

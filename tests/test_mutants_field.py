@@ -2,15 +2,15 @@
 one, and the same campaign with the construct switched off does not.
 
 A finding is the mutant's when its saved repro fails with the mutant applied and passes on unmodified torch
-(`mutant_finding`, as for the cells mutants): these constructs also reach real torch 2.13 bugs (kept in
-corpus/), which fail both ways and so never count. Each campaign runs in its own `dynfuzz fuzz` process: a
-mutant patches torch for the whole process tree and must not leak into the test session.
+(`Trial.finds`, as for the cells mutants): these constructs also reach real torch 2.13 bugs (kept in corpus/),
+which fail both ways and so never count. Each campaign is a trial (dynfuzz.mutants.trials, the `trial`
+fixture) in its own `dynfuzz fuzz` process: a mutant patches torch for the whole process tree and must not
+leak into the test session.
 """
 from __future__ import annotations
 
 import pytest
 from dynfuzz.mutants import load
-from test_mutants_cells import campaign, mutant_finding
 
 FOUND_BY = ("outputs", "effects")
 # mutant -> (family, construct tag, cases, oracles its finding shows in)
@@ -38,15 +38,16 @@ def test_every_field_mutant_names_its_construct():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mutant", sorted(CAMPAIGNS))
-def test_a_short_campaign_of_the_construct_finds_the_mutant(tmp_path, mutant):
+def test_a_short_campaign_of_the_construct_finds_the_mutant(trial, mutant):
     family, construct, cases, oracles = CAMPAIGNS[mutant]
-    repros = campaign(tmp_path / "on", mutant, cases, family)
-    assert mutant_finding(repros, mutant, construct, oracles) is not None
+    assert trial(mutant, family, cases).finds(mutant, construct, oracles)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mutant", sorted(CAMPAIGNS))
-def test_without_its_construct_the_mutant_survives(tmp_path, mutant):
+def test_without_its_construct_the_mutant_survives(trial, mutant):
+    """The same campaign with the construct (and its siblings that could stand in) off saves no finding the
+    mutant owes, having judged every case."""
     family, construct, cases, oracles = CAMPAIGNS[mutant]
-    repros = campaign(tmp_path / "off", mutant, cases, family, disable=SIBLINGS.get(family, construct))
-    assert mutant_finding(repros, mutant, None, oracles) is None
+    off = trial(mutant, family, cases, disable=SIBLINGS.get(family, construct))
+    assert off.cases == cases and not off.finds(mutant, None, oracles)
