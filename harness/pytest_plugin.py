@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from dynfuzz.triage.corpus_replay import expected_status, is_corpus_file, recorded_elsewhere, run_entry
+from dynfuzz.triage.corpus_replay import expected_status, is_corpus_file, recorded_elsewhere, run_entry_isolated
 
 
 class KnownDivergence(Exception):
@@ -89,7 +89,7 @@ class CorpusItem(pytest.Item):
         from dynfuzz.triage.repro import read_program, torch_version
 
         known_path = self.config.getoption("--dynfuzz-known", default=None)
-        outcome = run_entry(str(self.path), known_path)
+        outcome = run_entry_isolated(str(self.path), known_path)
         if self.fixed_here:
             if outcome.verdict != "FIXED":
                 raise CorpusDivergence(f"recorded fixed on torch {torch_version()} (its entry's fixed_in), but "

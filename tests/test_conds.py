@@ -245,7 +245,8 @@ def test_a_marked_input_crosses_the_size_cut_without_recompiling_or_diverging():
     from torch._dynamo.testing import CompileCounter
 
     legal = [c for c in MARKED if "mark-dynamic" in c.tags and c.intended_error is None
-             and "pred-size" in c.tags and "unbacked-float" not in c.tags]
+             and "pred-size" in c.tags and "unbacked-float" not in c.tags
+             and "cond-unbacked-branches" not in c.tags]  # they need the capture_scalar_outputs drawn with them
     assert legal
     for case in legal[:2]:
         ns, _, _ = _marked_and_varying(case)

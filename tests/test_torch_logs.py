@@ -78,6 +78,28 @@ def test_a_logged_compile_is_judged_clean_and_prints_nothing(judge_source, capfd
     assert "TRACED GRAPH" not in out + err and "GUARDS" not in out + err
 
 
+def test_a_torch_handler_over_a_closed_stream_breaks_no_case(judge_source, tmp_path):
+    """torch makes its log handlers on first use, over whatever sys.stderr was then: in a test session, a
+    test's captured stream, closed after it. Capturing a case's log once flushed that stream and raised
+    "I/O operation on closed file" (every later corpus entry of the xdist worker became a harness error)."""
+    import logging
+
+    from dynfuzz.run.torch_logs import capture
+
+    closed = (tmp_path / "stderr-of-an-earlier-test").open("w")
+    handler = logging.StreamHandler(closed)
+    logger = logging.getLogger("torch._dynamo.dynfuzz_test_closed")
+    logger.addHandler(handler)
+    closed.close()
+    try:
+        with capture() as log:
+            logger.warning("reaches the case's log")
+        assert "reaches the case's log" in log.text
+        assert not judge_source(PROGRAM).findings
+    finally:
+        logger.removeHandler(handler)
+
+
 def test_the_repro_turns_the_same_logs_on(tmp_path):
     from dynfuzz.oracles.model import Finding
     from dynfuzz.run.compilers import CompileSpec

@@ -13,6 +13,7 @@ import inspect
 import io
 import logging
 import os
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -36,6 +37,16 @@ def _torch_loggers() -> list[logging.Logger]:
     return [lg for n in names if isinstance(lg := logging.getLogger(n), logging.Logger)]
 
 
+def point(handler: logging.StreamHandler, stream: Any) -> Any:
+    """Point `handler` at `stream`; returns the stream it had, or the current stderr in place of one that was
+    closed since the handler was made (`setStream` would flush it and raise: torch makes its handlers on
+    first use, over whatever `sys.stderr` was then, such as a test's captured stream, closed after it)."""
+    if getattr(handler.stream, "closed", False):
+        handler.stream = stream
+        return sys.stderr
+    return handler.setStream(stream)
+
+
 @contextmanager
 def capture(level: int = logging.WARNING) -> Iterator[CapturedLog]:
     """Within the block, every torch logger writes to the returned buffer, at `level` and above."""
@@ -50,7 +61,7 @@ def capture(level: int = logging.WARNING) -> Iterator[CapturedLog]:
             # Plain terminal handlers only: torch's own subclasses (LazyTraceHandler for structured traces)
             # manage their streams themselves and break on a buffer. A shared handler is redirected once.
             if type(h) is logging.StreamHandler and h.stream is not None and h.stream is not log.buffer:
-                saved_streams.append((h, h.setStream(log.buffer)))
+                saved_streams.append((h, point(h, log.buffer)))
     root = logging.getLogger("torch")
     catch_all = logging.StreamHandler(log.buffer)  # for torch loggers without a handler of their own
     root.addHandler(catch_all)
@@ -102,7 +113,7 @@ def with_torch_logs(fn: Callable, restore: Callable[[], None]) -> Callable:
         for lg in _torch_loggers():
             for h in lg.handlers:
                 if type(h) is logging.StreamHandler:  # as in capture(): not torch's own handler classes
-                    h.setStream(_DEVNULL[0])
+                    point(h, _DEVNULL[0])
         try:
             return fn(*args, **kwargs)
         finally:

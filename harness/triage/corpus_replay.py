@@ -9,6 +9,9 @@ diverges), `CHANGED` (a known/open entry diverges differently), `ERROR`.
 """
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor
@@ -92,13 +95,16 @@ def recorded_elsewhere(meta: dict) -> str | None:
     return recorded if recorded and recorded != release(torch_version()) else None
 
 
-def verdict_for(expected: str, signature: str | None, found: list[str]) -> str:
-    """The replay verdict for an entry expected to be `expected`, given the signatures observed."""
+def verdict_for(expected: str, signature: str | list[str] | None, found: list[str]) -> str:
+    """The replay verdict for an entry expected to be `expected`, given the signatures observed; `signature`
+    may list several (a known entry's `signature` list: a fault whose symptom depends on the process, such as
+    a recursion crash whose exception depends on the stack depth left)."""
     if expected == "passing":
         return "ok" if not found else "NEW"
     if not found:
         return "FIXED"
-    return "still failing" if signature in found else "CHANGED"
+    wanted = {signature} if isinstance(signature, str) or signature is None else set(signature)
+    return "still failing" if wanted & set(found) else "CHANGED"
 
 
 def restore_dynamo_config(before: dict) -> None:
@@ -147,13 +153,35 @@ def run_entry(path: str, known_path: str | None = None) -> Outcome:
     torch_findings = [f for f in result.findings if f.kind not in SELF_KINDS]
     found = [f.signature for f in torch_findings]
     observed = "diverges" if found else "agrees"
-    verdict = verdict_for(expected, meta.get("signature"), found)
+    from dynfuzz.triage.known import signatures_of
+
+    entry = known.entries.get(meta.get("signature") or "")
+    verdict = verdict_for(expected, [meta.get("signature"), *signatures_of(entry or {})], found)
     detail = "; ".join(f"{f.signature} {f.title}" for f in torch_findings[:3])
     notes = [f"{f.signature} {f.title}" for f in result.findings if f.kind in SELF_KINDS]
     if notes:
         detail = (detail + "; " if detail else "") + "dynfuzz's own reference disagreed: " + "; ".join(notes[:2])
     return Outcome(path, expected, observed, verdict, meta.get("signature"), found, detail,
                    time.perf_counter() - start, log.text)
+
+
+_ISOLATED = ("import dataclasses, json, sys; from dynfuzz.triage.corpus_replay import run_entry; "
+             "print(chr(0) + json.dumps(dataclasses.asdict(run_entry(sys.argv[1], sys.argv[2] or None))))")
+
+
+def run_entry_isolated(path: str, known_path: str | None = None, timeout: float = 600) -> Outcome:
+    """`run_entry` in a fresh interpreter, as a user runs a repro: what an entry shows must not depend on what
+    ran before it in the process (in a test session, earlier tests left state through which a stale-guard
+    entry passed, and a closed log stream that failed every later entry)."""
+    try:
+        done = subprocess.run([sys.executable, "-c", _ISOLATED, path, known_path or ""], capture_output=True,
+                              text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return Outcome(path, "?", "harness error", "ERROR", detail=f"ran past {timeout:.0f} s")
+    payload = done.stdout.rpartition("\0")[2].strip()
+    if done.returncode != 0 or not payload:
+        return Outcome(path, "?", "harness error", "ERROR", detail=f"exit {done.returncode}: {done.stderr[-1500:]}")
+    return Outcome(**json.loads(payload))
 
 
 def replay(paths: list[Path], workers: int = 2, known_path: str | None = None) -> list[Outcome]:
