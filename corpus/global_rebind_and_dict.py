@@ -1,6 +1,6 @@
 """seed scenario: global rebind and dict
 
-Hand-written seed scenario (see DESIGN.md, seed documents).
+Hand-written seed scenario: a program of the kind the PyTorch PRs this project started from fixed (cells and closures, hooks, metadata mutation).
 torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed."""
 DYNFUZZ = {'oracle': 'all',
  'kind': 'seed',
