@@ -330,5 +330,6 @@ def read_program(path: Path) -> SavedProgram:
                              f"and `inputs(device, call=0)`; see docs/programs.md)")
     case = Case(source=source, entry=entry, tags=frozenset(meta.get("tags", ())), seed=meta.get("seed"),
                 families=tuple(meta.get("families", ())), eager_source=assigned.get("EAGER_PROGRAM"),
-                intended_error=meta.get("intended_error"))
+                intended_error=meta.get("intended_error"),
+                dynamo_config_items=tuple((_program_literal(source, "DYNAMO_CONFIG") or {}).items()))
     return SavedProgram(case, meta, Path(path))
