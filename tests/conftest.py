@@ -115,6 +115,14 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(autouse=True)
+def _own_working_directory(tmp_path_factory, monkeypatch):
+    """Every test runs in a working directory of its own, never the repository root: a user's own campaign leaves
+    `dynfuzz-out/` there (README's first command does), and a CLI test using the default `--out` must not meet it.
+    Tests that need a repository file name it by absolute path."""
+    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
+
+
+@pytest.fixture(autouse=True)
 def _process_state_is_restored():
     """Programs run in-process may set torch._dynamo.config at module level (a corpus entry sets
     capture_scalar_outputs), and a local Ray cluster swaps `print` for its own: no test may leave either to

@@ -62,3 +62,21 @@ def test_a_campaign_that_ended_badly_fails_ci(tmp_path, summary, report, ok):
     if report:
         (tmp_path / "report.html").write_text("<html></html>")
     assert (_ci(f"check_campaign {tmp_path}").returncode == 0) == ok
+
+
+def test_readmes_campaign_runs_verbatim_in_the_clone_and_its_folder_stays_for_the_tests(tmp_path):
+    """Step 2 runs README's first command in the clone's root with only its budget shortened (no scratch --out),
+    so the test step after it meets the `dynfuzz-out/` a user's own first command leaves; an existing one is an
+    error (README starts without it)."""
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    summary = json.dumps(_summary()).replace('"', '\\"')
+    command = (f'mkdir dynfuzz-out && echo "{summary}" > dynfuzz-out/summary.json && echo x > dynfuzz-out/report.html'
+               ' && echo ran --budget 60s --out dynfuzz-out')
+    (clone / "README.md").write_text(f"# x\n\n## Quick start\n\n```\n{command}\n```\n\n## Next\n")
+    done = _ci("run_readme_campaign", cwd=clone)
+    assert done.returncode == 0, done.stderr
+    assert "ran --budget 20s --out dynfuzz-out" in done.stdout
+    assert (clone / "dynfuzz-out" / "summary.json").is_file()
+    again = _ci("run_readme_campaign", cwd=clone)
+    assert again.returncode != 0 and "dynfuzz-out already exists" in again.stderr

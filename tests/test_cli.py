@@ -20,7 +20,7 @@ SUMMARY_FIELDS = {"torch", "backend", "device", "seconds", "cases", "cases_per_s
 def dynfuzz(*args, timeout=300):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     return subprocess.run([sys.executable, "-m", "dynfuzz", *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT, env=env)
+                          timeout=timeout, cwd=os.getcwd(), env=env)
 
 
 @pytest.mark.slow
@@ -108,6 +108,25 @@ def test_bad_input_is_one_line_and_exit_2(args, needle):
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0] and "Traceback" not in r.stderr
+
+
+def test_a_bad_flag_is_reported_before_the_folder(tmp_path):
+    """A user whose default `--out` holds an earlier campaign (README's first command leaves `dynfuzz-out/`) and
+    who mistyped a flag is told about the flag, not about `--resume`/`--overwrite`; and a refused start with a
+    fresh `--out` leaves no folder behind."""
+    earlier = Path("dynfuzz-out")
+    earlier.mkdir()
+    (earlier / "summary.json").write_text("{}")
+    for args, needle in [(["--backend", "bogus"], "unknown backend"), (["--family", "nope"], "unknown family"),
+                         (["--minimize-budget", "0s"], "must be positive")]:
+        r = dynfuzz("fuzz", *args, "--budget", "1s")
+        assert r.returncode == 2 and needle in r.stderr and "holds an earlier campaign" not in r.stderr, r.stderr
+    known = tmp_path / "malformed.toml"
+    known.write_text("[[issue]]\nkey = 3\n")
+    for args in (["--backend", "bogus"], ["--known", str(known)]):
+        fresh = tmp_path / "fresh"
+        r = dynfuzz("fuzz", *args, "--budget", "1s", "--out", str(fresh))
+        assert r.returncode == 2 and not fresh.exists(), (args, r.stderr)
 
 
 def test_bad_files_are_one_line_and_exit_2(tmp_path):
@@ -221,7 +240,7 @@ def test_a_reader_that_leaves_early_is_not_an_internal_error():
     file; the exit is the shell's SIGPIPE status (141), as for any filter cut short."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen([sys.executable, "-m", "dynfuzz", "sample", "-n", "200", "--seed", "1"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=os.getcwd(), env=env)
     proc.stdout.readline()
     proc.stdout.close()
     err = proc.stderr.read().decode()

@@ -20,11 +20,11 @@ CAMPAIGN = ["fuzz", "--cases", "40", "--budget", "5m", "--seed", "4", "--family"
 
 def _dynfuzz(*args, timeout=300):
     return subprocess.run([sys.executable, "-m", "dynfuzz", *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT)
+                          timeout=timeout, cwd=os.getcwd())
 
 
 def _start(*args) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "dynfuzz", *args], cwd=ROOT, stdout=subprocess.DEVNULL,
+    return subprocess.Popen([sys.executable, "-m", "dynfuzz", *args], cwd=os.getcwd(), stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
 
 

@@ -30,16 +30,18 @@ def cmd_fuzz(args) -> int:
         raise UsageError("--workers must be 0 or more")
     if args.cases is not None and args.cases < 0:
         raise UsageError("--cases must not be negative")
+    # Every flag and input is checked before the folder is looked at or made: a mistyped flag is reported as
+    # such (not as an earlier campaign in --out), and a refused start leaves no folder behind.
+    settings = dict(resume=resume, budget=budget, seed=args.seed, spec=flags.compile_spec(args),
+                    families=flags.families(args.family), workers=args.workers, max_cases=args.cases,
+                    case_timeout=parse_duration(args.case_timeout),
+                    known=verifying(flags.known_issues(args)), progress=args.progress,
+                    **flags.scale_options(args),
+                    coverage=flags.coverage_spec(args), guided=args.guided,
+                    worker_memory=flags.worker_memory(args), minimize_budget=flags.minimize_budget(args))
     out = flags.out_dir(args.out)
     lock = claim(out, resume=resume is not None, overwrite=args.overwrite)  # noqa: F841  (held while it runs)
-    config = CampaignConfig(resume=resume, budget=budget, out=out, seed=args.seed,
-                            spec=flags.compile_spec(args), families=flags.families(args.family),
-                            workers=args.workers, max_cases=args.cases,
-                            case_timeout=parse_duration(args.case_timeout),
-                            known=verifying(flags.known_issues(args)), progress=args.progress,
-                            **flags.scale_options(args),
-                            coverage=flags.coverage_spec(args), guided=args.guided,
-                            worker_memory=flags.worker_memory(args), minimize_budget=flags.minimize_budget(args))
+    config = CampaignConfig(out=out, **settings)
     with pristine_tree(flags.pristine(args)):
         summary = Campaign(config).run()
     print(json.dumps({k: summary[k] for k in ("cases", "cases_per_second", "findings", "unique", "bugs",
