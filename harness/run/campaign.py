@@ -24,7 +24,7 @@ from dynfuzz.generators.case import Case, case_seed, draw_case
 from dynfuzz.report import write_campaign_report
 from dynfuzz.report.plot import write_progress_svg
 from dynfuzz.run.behaviour_log import BehaviourLog
-from dynfuzz.run.capacity import Capacity, triage_grace
+from dynfuzz.run.capacity import Capacity, drain_grace
 from dynfuzz.run.compilers import CompileSpec, make_compiler
 from dynfuzz.run.ledger import Ledger, Unique  # noqa: F401  (Unique: re-exported for callers)
 from dynfuzz.run.line_coverage import Collector, CoverageSpec, Tracker
@@ -213,7 +213,8 @@ class Campaign:
             if self.findings_db is not None:
                 self.findings_db.flush(force=True)  # what an outage kept back (Note [The database is a cache])
         try:
-            self.triage_drain(cfg.triage_grace if cfg.triage_grace is not None else triage_grace(cfg.budget))
+            self.triage_drain(drain_grace(cfg.budget, cfg.triage_grace, start + cfg.budget - time.monotonic(),
+                                          self._cases_exhausted() and not self.rerun and not self.stopped_by))
         finally:
             remove_compile_cache()  # after the drain: the triage processes compile with it until they stop
         self.ledger.seconds = self.previous_seconds + time.monotonic() - start
