@@ -209,3 +209,12 @@ def test_the_swarm_flag_and_its_default(flags, expected):
     from dynfuzz.cli.flags import swarm
 
     assert swarm(build_parser().parse_args(["fuzz", *flags])) is expected
+
+
+def test_sample_swarm_prints_what_a_swarm_campaign_draws_for_a_seed(capsys):
+    from dynfuzz.cli import main
+
+    seed = case_seed(3, 9)
+    assert main(["sample", "--case-seed", str(seed), "--swarm", "--json"]) == 0
+    (printed,) = json.loads(capsys.readouterr().out)
+    assert printed["source"] == draw_case(seed, (), SwarmConfig()).source != draw_case(seed).source
