@@ -218,3 +218,16 @@ def test_sample_swarm_prints_what_a_swarm_campaign_draws_for_a_seed(capsys):
     assert main(["sample", "--case-seed", str(seed), "--swarm", "--json"]) == 0
     (printed,) = json.loads(capsys.readouterr().out)
     assert printed["source"] == draw_case(seed, (), SwarmConfig()).source != draw_case(seed).source
+
+
+def test_a_swarm_campaign_learns_from_each_triage_result_as_it_arrives(tmp_path):
+    from dynfuzz.run.campaign import Campaign, CampaignConfig
+
+    campaign = Campaign(CampaignConfig(budget=1, out=tmp_path, swarm=True, progress=False))
+    campaign.triage = type("Answered", (), {"poll": lambda self: [("ident", "done", None)]})()
+    campaign.ledger.apply_triage = lambda *args: None
+    campaign.ledger.filer.buckets = {"k": _Bucket("k", "ok", _explanation("tensor argument .t_"), [_Member(7)])}
+    campaign.swarm.used[7] = ("resizes.metadata_op",)
+    campaign.triage_poll()
+    assert campaign.swarm.down == {"resizes.metadata_op": 0.25}
+    assert campaign.swarm.summary()["explained_by"] == {"resizes.metadata_op": "k"}
