@@ -16,6 +16,7 @@ from .compose import programs
 from .families import load_families
 from .hypothesis_compat import data_for_choices, data_from_seed
 from .render import render
+from .swarm import SwarmConfig
 
 
 @dataclass(frozen=True)
@@ -50,11 +51,12 @@ def case_seed(campaign_seed: int, index: int, shard: tuple[int, int] = (1, 1)) -
     return (campaign_seed * 1_000_003 + index * n + i - 1) & 0xFFFF_FFFF_FFFF
 
 
-def draw_case(seed: int, families: tuple[str, ...] = ()) -> Case:
-    """Draw the program for `seed` deterministically (same seed, same bytes on every machine)."""
+def draw_case(seed: int, families: tuple[str, ...] = (), swarm: SwarmConfig | None = None) -> Case:
+    """Draw the program for `seed` deterministically (same seed, same bytes on every machine); with `swarm`, from
+    the subset of the grammar its window has on (Note [Swarm windows] in swarm.py)."""
     load_families()
     data = data_from_seed(seed)
-    program = data.draw(programs(families))
+    program = data.draw(programs(families, picker=swarm.picker(seed) if swarm is not None else None))
     return case_from_program(program, seed=seed, families=families, choices=tuple(data.choices))
 
 

@@ -8,6 +8,7 @@ from collections import Counter
 from dataclasses import replace
 
 from dynfuzz.generators import case_seed, draw_case
+from dynfuzz.generators.swarm import SwarmConfig
 from dynfuzz.run.execute import observe
 from hypothesis.errors import StopTest
 
@@ -28,13 +29,17 @@ def intended(case, obs) -> bool:
     return case.intended_error is not None and all(e.type == case.intended_error for e in errors)
 
 
-def draw_or_report(seed: int, families: tuple[str, ...]):
+def _draw(seed: int, families: tuple[str, ...], swarm: SwarmConfig | None = None):
+    return draw_case(seed, families) if swarm is None else draw_case(seed, families, swarm)
+
+
+def draw_or_report(seed: int, families: tuple[str, ...], swarm: SwarmConfig | None = None):
     """`draw_case(seed)`, or None after printing the generator's traceback (a generator bug, reproduced)."""
     import sys
     import traceback
 
     try:
-        return draw_case(seed, families)
+        return _draw(seed, families, swarm)
     except (Exception, StopTest) as e:
         print(f"# seed {seed}: drawing the program raised {type(e).__name__} (a dynfuzz generator bug)",
               file=sys.stderr)
@@ -43,17 +48,18 @@ def draw_or_report(seed: int, families: tuple[str, ...]):
 
 
 def sample(n: int, seed: int, families: tuple[str, ...], stats: bool, as_json: bool,
-           case_seeds: tuple[int, ...] = ()) -> int:
+           case_seeds: tuple[int, ...] = (), swarm: SwarmConfig | None = None) -> int:
     """Print `n` programs of the stream of `seed` (or exactly the cases `case_seeds`), or with `stats` their
-    coverage and validity. Exit 3 when a `--case-seed` does not draw (its traceback is printed)."""
+    coverage and validity; with `swarm`, as a `--swarm` campaign draws them before it down-weights anything.
+    Exit 3 when a `--case-seed` does not draw (its traceback is printed)."""
     if case_seeds:
-        cases = [draw_or_report(s, families) for s in case_seeds]
+        cases = [draw_or_report(s, families, swarm) for s in case_seeds]
         if any(c is None for c in cases):
             return 3
         _print_cases(cases, as_json)
         return 0
     if not stats:
-        cases = [draw_case(case_seed(seed, i), families) for i in range(n)]
+        cases = [_draw(case_seed(seed, i), families, swarm) for i in range(n)]
         _print_cases(cases, as_json)
         return 0
     tags: Counter[str] = Counter()
@@ -62,7 +68,7 @@ def sample(n: int, seed: int, families: tuple[str, ...], stats: bool, as_json: b
     for i in range(n):
         t = time.perf_counter()
         try:
-            case = draw_case(case_seed(seed, i), families)
+            case = _draw(case_seed(seed, i), families, swarm)
         except (Exception, StopTest) as e:  # counted (and shown) as invalid, never the end of the run
             generator_errors += 1
             _example(invalid_examples, case_seed(seed, i), f"generator raised {type(e).__name__}: {e}")
@@ -88,6 +94,7 @@ def sample(n: int, seed: int, families: tuple[str, ...], stats: bool, as_json: b
         "median_generation_ms": round(statistics.median(gen_ms), 3) if gen_ms else 0.0,
         "generator_errors": generator_errors,
         "families": list(families),
+        "swarm": swarm is not None,
         "invalid_examples": invalid_examples,
     }
     if as_json:

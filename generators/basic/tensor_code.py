@@ -125,7 +125,7 @@ def nested_block(draw, b):
     returns_before = len(b.returns)
     with b.nested(name) as scope:
         for _ in range(1 + integer(draw, 0, 1)):
-            frag = choose(draw, b.nestable)
+            frag = b.pick(draw, b.nestable)
             frag.draw(draw, b)
             b.tag(*frag.tags)
         last = scope.tensors[-1]

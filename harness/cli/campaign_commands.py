@@ -37,7 +37,7 @@ def cmd_fuzz(args) -> int:
                     case_timeout=parse_duration(args.case_timeout),
                     known=verifying(flags.known_issues(args)), progress=args.progress,
                     **flags.scale_options(args),
-                    coverage=flags.coverage_spec(args), guided=args.guided,
+                    coverage=flags.coverage_spec(args), guided=args.guided, swarm=flags.swarm(args),
                     worker_memory=flags.worker_memory(args), minimize_budget=flags.minimize_budget(args))
     out = flags.out_dir(args.out)
     lock = claim(out, resume=resume is not None, overwrite=args.overwrite)  # noqa: F841  (held while it runs)
@@ -150,6 +150,10 @@ def add_parsers(sub) -> None:
     p.add_argument("--guided", action="store_true",
                    help="behaviour-guided generation: weight fragments and edit choice sequences that reached new "
                         "Dynamo behaviours (reproducible per case from OUT/guided/cases.jsonl, not as a stream)")
+    p.add_argument("--swarm", action=argparse.BooleanOptionalAction, default=None,
+                   help="swarm testing: every 16 seeds draw from a random half of the fragments and settings, and "
+                        "fragments whose constructs a minimized bucket explains are drawn a quarter as often "
+                        f"(default {'on' if flags.SWARM_DEFAULT else 'off'}; off with --guided)")
     add_compile_flags(p)
     flags.add_pristine_flag(p)
     p.set_defaults(func=cmd_fuzz)

@@ -145,6 +145,18 @@ def coverage_spec(args):
     return CoverageSpec(Path(args.out) / "coverage", tuple(dict.fromkeys(DEFAULT_SCOPES + scopes)))
 
 
+SWARM_DEFAULT = False  # `fuzz` without --swarm/--no-swarm (measured: docs/commands.md, "Swarm testing")
+
+
+def swarm(args) -> bool:
+    """`--swarm/--no-swarm`; unset: SWARM_DEFAULT, and off with --guided (both steer which fragments are drawn)."""
+    if args.swarm and args.guided:
+        raise UsageError("--swarm and --guided both steer which fragments are drawn: pick one")
+    if args.swarm is None:
+        return SWARM_DEFAULT and not args.guided
+    return bool(args.swarm)
+
+
 def minimize_budget(args) -> float | None:
     """`--minimize-budget` seconds per new bucket in the triage worker; None with `--no-minimize`."""
     if args.no_minimize:

@@ -16,8 +16,10 @@ def cmd_sample(args) -> int:
 
     if args.n < 0:
         raise UsageError("-n must not be negative")
+    from dynfuzz.generators.swarm import SwarmConfig
+
     return sample(args.n, args.seed, flags.families(args.family), stats=args.stats, as_json=args.json,
-                  case_seeds=tuple(args.case_seed or ()))
+                  case_seeds=tuple(args.case_seed or ()), swarm=SwarmConfig() if args.swarm else None)
 
 
 def cmd_check(args) -> int:
@@ -108,6 +110,9 @@ def add_parsers(sub) -> None:
     p.add_argument("--case-seed", type=int, action="append", metavar="N",
                    help="print exactly the case with this seed, as a campaign drew it (repeatable; every finding "
                         "and harness-error record names its case seed)")
+    p.add_argument("--swarm", action="store_true",
+                   help="draw as a `fuzz --swarm` campaign does (each window of seeds from its subset of the grammar; "
+                        "without the down-weights a campaign learns, which OUT/swarm/windows.jsonl records)")
     p.set_defaults(func=cmd_sample)
 
     p = sub.add_parser("check", help="run the oracles on one saved or hand-written program")

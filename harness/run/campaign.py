@@ -24,7 +24,7 @@ from dynfuzz.generators.case import Case, case_seed, draw_case
 from dynfuzz.report import write_campaign_report
 from dynfuzz.report.plot import write_progress_svg
 from dynfuzz.run.behaviour_log import BehaviourLog
-from dynfuzz.run.capacity import Capacity, triage_grace
+from dynfuzz.run.capacity import Capacity, drain_grace
 from dynfuzz.run.compilers import CompileSpec, make_compiler
 from dynfuzz.run.ledger import Ledger, Unique  # noqa: F401  (Unique: re-exported for callers)
 from dynfuzz.run.line_coverage import Collector, CoverageSpec, Tracker
@@ -58,6 +58,7 @@ class CampaignConfig:
     ray: str | None = None  # --ray [ADDRESS]: workers are Ray actors on a cluster ("" starts a local one)
     coverage: CoverageSpec | None = None  # --coverage: line coverage of Dynamo per worker, OUT/coverage.json
     guided: bool = False  # --guided (needs coverage): fragment bandit and a pool of choice sequences
+    swarm: bool = False  # --swarm: a subset of the grammar per window of seeds, explained constructs down-weighted
     resume: ResumeState | None = None  # --resume DIR: continue the campaign saved there (run/resume.py)
     worker_memory: int | None = None  # --worker-memory: RLIMIT_AS per worker process in bytes (None: no limit)
     minimize_budget: float | None = None  # --minimize-budget: seconds per new cheap key in the triage worker
@@ -95,6 +96,7 @@ class Campaign:
         self.tracker = Tracker(coverage) if coverage is not None else None
         self.collector: Collector | None = None
         self.guide = None  # a run.guided.Guide when the campaign is guided (--guided)
+        self.swarm = None  # a run.swarm.Swarm with --swarm
         self.behaviour_log = BehaviourLog()  # what Dynamo did, case by case (run/behaviour_log.py)
         self.coverage_report: dict[str, Any] | None = None
         self.coverage_seconds = 0.0
@@ -117,6 +119,11 @@ class Campaign:
             from dynfuzz.run.guided import Guide
 
             self.guide = Guide(config.seed, config.families, config.out)
+        if getattr(config, "swarm", False):
+            from dynfuzz.run.swarm import Swarm
+
+            saved = config.resume.summary.get("swarm_state") if config.resume is not None else None
+            self.swarm = Swarm(config.families, config.out, saved=saved)
 
     # ---- the loop ----
     def run(self) -> dict[str, Any]:
@@ -213,7 +220,8 @@ class Campaign:
             if self.findings_db is not None:
                 self.findings_db.flush(force=True)  # what an outage kept back (Note [The database is a cache])
         try:
-            self.triage_drain(cfg.triage_grace if cfg.triage_grace is not None else triage_grace(cfg.budget))
+            self.triage_drain(drain_grace(cfg.budget, cfg.triage_grace, start + cfg.budget - time.monotonic(),
+                                          self._cases_exhausted() and not self.rerun and not self.stopped_by))
         finally:
             remove_compile_cache()  # after the drain: the triage processes compile with it until they stop
         self.ledger.seconds = self.previous_seconds + time.monotonic() - start
@@ -250,6 +258,8 @@ class Campaign:
         if self.triage is not None:
             for ident, status, payload in self.triage.poll():
                 self.ledger.apply_triage(ident, status, payload)
+                if self.swarm is not None:
+                    self.swarm.learn(self.ledger.filer.buckets.values())
 
     def triage_drain(self, grace: float = 60.0) -> None:
         """Triage on every process for at most `grace` s; what is left stays on disk for `dynfuzz triage`,
@@ -398,12 +408,14 @@ class Campaign:
                 self.next_index += 1
             seed = case_seed(self.config.seed, index, self.config.shard)
             self.open_indices[seed] = index
-            if self.config.ray is not None and self.guide is None:  # the actors draw it (Note in run/cluster.py)
+            if self.config.ray is not None and self.guide is None and self.swarm is None:  # actors draw it (cluster.py)
                 return Case(source="", seed=seed, families=self.config.families)
             t = time.perf_counter()
             try:
                 if self.guide is not None:
                     return self.guide.next_case(index)
+                if self.swarm is not None:
+                    return self.swarm.next_case(seed)
                 return draw_case(seed, self.config.families)
             except (Exception, StopTest) as e:  # a generator bug costs this seed, never the campaign
                 from dynfuzz.run.harness_errors import HarnessError
@@ -483,6 +495,9 @@ class Campaign:
             out["coverage"] = {"lines_traced": self.tracker.total}
         if self.guide is not None:
             out["guided"] = self.guide.summary()
+        out["swarm"] = self.swarm is not None
+        if self.swarm is not None:
+            out["swarm_state"] = self.swarm.summary()
         return out
 
     def write_summary(self) -> dict[str, Any]:

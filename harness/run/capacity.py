@@ -1,6 +1,6 @@
 """How a campaign shares its processes and its end with triage: workers lent to triage while findings wait
 (`Capacity`, Note [Capacity follows the queue]) and how long the triage drain may delay the end
-(`triage_grace`)."""
+(`triage_grace`, `drain_grace`)."""
 from __future__ import annotations
 
 
@@ -10,6 +10,15 @@ def triage_grace(budget: float) -> float:
     A one-hour soak ends at most 70 s late and a one-minute CI run 20 s late; buckets still queued
     then stay under their cheap key, `unminimized`."""
     return min(60.0, max(10.0, 0.1 * budget))
+
+
+def drain_grace(budget: float, configured: float | None, left: float, ended_by_cases: bool) -> float:
+    """How long the triage drain at the end may take: the configured grace, else `triage_grace(budget)`; a run
+    that ended because its `--cases` were done (not stopped, not out of time) may also use the `left` seconds of
+    its budget, so a short `--cases` run with a long `--budget` finishes its triage instead of leaving its
+    buckets unminimized (a 500-case run on 2.13 stopped at 238 s of 900 with 9 of 10 bug buckets unminimized)."""
+    grace = configured if configured is not None else triage_grace(budget)
+    return max(grace, left) if ended_by_cases else grace
 
 
 # Note [Capacity follows the queue]

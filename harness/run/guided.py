@@ -37,6 +37,7 @@ from dynfuzz.generators.choose import integer
 from dynfuzz.generators.compose import programs
 from dynfuzz.generators.families import load_families
 from dynfuzz.generators.hypothesis_compat import data_from_seed, draw_from_prefix, forced_integer
+from dynfuzz.generators.swarm import option_name
 from dynfuzz.run.behaviour_log import Novelty, novelty_reward
 from hypothesis.database import choices_to_bytes
 
@@ -89,24 +90,12 @@ class Picker:
         elif self.bandit is None:
             index = integer(draw, 0, len(options) - 1)
         else:
-            names = [_arm(f) for f in options]
+            names = [option_name(f) for f in options]
             probs = self.bandit.probabilities(names)
             choice = self.rng.choices(list(probs), weights=list(probs.values()))[0]
             index = forced_integer(draw, 0, len(options) - 1, names.index(choice))
-        self.used.append(_arm(options[index]))
+        self.used.append(option_name(options[index]))
         return options[index]
-
-
-def _arm(option) -> str:
-    """The bandit's name for a choice: a fragment by family and name, a snippet function by module and name,
-    a (tag, settings) pair by its tag."""
-    if hasattr(option, "family") and hasattr(option, "name"):
-        return f"{option.family}.{option.name}"
-    if callable(option):
-        return f"{option.__module__.rsplit('.', 1)[-1]}.{option.__name__}"
-    if isinstance(option, tuple) and option and isinstance(option[0], str):
-        return option[0]
-    return repr(option)[:60]
 
 
 @dataclass

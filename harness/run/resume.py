@@ -27,7 +27,8 @@ from dynfuzz.run.campaign_state import read_summary
 SETTINGS = {"seed": "seed", "families": "family", "backend": "backend", "device": "device",
             "fullgraph": "fullgraph", "dynamic": "dynamic", "compiler": "compiler", "workers": "workers",
             "backends": "backends", "cross_device": "cross_device", "reference_enabled": "reference",
-            "guards_enabled": "guards", "mutants": "mutant", "shard_flag": "shard", "known_file": "known"}
+            "guards_enabled": "guards", "mutants": "mutant", "shard_flag": "shard", "known_file": "known",
+            "swarm": "swarm"}
 # settings a resumed run takes over unless the command line gives another value (they change how long it runs,
 # not what a case means)
 DEFAULTS = {"max_cases": "cases"}

@@ -208,15 +208,17 @@ class BucketFiler:
             if old is not None:
                 self.remove(u)
             target = self.file(case, f, u, seconds, explanation, triaged=t)
-        self._record_triage(target, t)
+        self._record_triage(target, t, seconds)
         return target
 
-    def _record_triage(self, bucket: Bucket, t: Any) -> None:
+    def _record_triage(self, bucket: Bucket, t: Any, seconds: float) -> None:
         bucket.triage_seconds += t.seconds
         bucket.phases = t.phases
         bucket.explained = bucket.explained or t.explanation
         if bucket.status in ("unminimized", "unverified"):  # its first triaged identity writes its repro
             self._write_minimized(bucket, t)
+        if bucket.verdict == "reproduces":  # campaign seconds when it first had a minimized repro that reproduces
+            bucket.extra.setdefault("minimized_seconds", round(seconds, 3))
         self._write_count(bucket)
 
     def mark(self, u: Any, status: str, note: str, verdict: str | None = None) -> None:

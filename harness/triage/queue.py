@@ -25,6 +25,7 @@ from dynfuzz.oracles import Finding
 from dynfuzz.run.compilers import CompileSpec
 from dynfuzz.run.multi_backend import spec_for
 from dynfuzz.triage.explain import Explanation
+from dynfuzz.triage.pending import QUEUED, job_rank
 
 GRACE_SECONDS = 180.0  # beyond the budget: explanation and one repro run, before a job counts as hung
 VERIFY_TIMEOUT = 120.0
@@ -248,8 +249,9 @@ class TriageQueue:
 
 
 class TriagePool:
-    """Triage lanes fed from one priority queue: a new cheap key before a suspect, a suspect before a
-    localization, first come first served within a priority. The number of lanes follows `resize` (the
+    """Triage lanes fed from one queue ordered by `pending.job_rank`: miscompiles before crashes, refusals last, a
+    new cheap key before a suspect within a tier, the newest job first within a rank (Note [Which finding is
+    triaged first] in triage/pending.py). The number of lanes follows `resize` (the
     campaign gives lanes to triage while findings wait, and takes them back); a lane above the target is
     closed once its job is done, never in the middle of one."""
 
@@ -259,7 +261,7 @@ class TriagePool:
         self.spec, self.budget, self.log_dir = spec, budget, log_dir
         self.lanes: list[TriageQueue] = []
         self.target = max(1, lanes)
-        self.waiting: list[tuple[int, int, tuple[str, Case, Finding, dict]]] = []  # (priority, order, job)
+        self.waiting: list[tuple[tuple, int, tuple[str, Case, Finding, dict]]] = []  # (sort key, priority, job)
         self.order = 0
         self.closed_recycles = 0
         self.started: dict[str, float] = {}  # ident -> when its job was handed to a lane
@@ -269,16 +271,20 @@ class TriagePool:
         return len(self.waiting) + sum(lane.current is not None for lane in self.lanes)
 
     def waiting_count(self, priority: int | None = None) -> int:
-        return sum(1 for p, _, _ in self.waiting if priority is None or p == priority)
+        return sum(1 for _, p, _ in self.waiting if priority is None or p == priority)
 
     def busy_lanes(self) -> int:
         return sum(lane.current is not None for lane in self.lanes)
 
     def submit(self, ident: str, case: Case, finding: Finding, meta: dict[str, Any] | None = None,
                priority: int = 0) -> None:
+        """Queue a job; `meta[QUEUED]` (stamped by `PendingJobs.save`) says how new it is, else now."""
         self.order += 1
-        self.waiting.append((priority, self.order, (ident, case, finding, meta or {})))
-        self.waiting.sort(key=lambda w: (w[0], w[1]))
+        meta = dict(meta or {})
+        queued = float(meta.pop(QUEUED, time.time()))
+        self.waiting.append(((*job_rank(priority, finding), -queued, -self.order), priority,
+                             (ident, case, finding, meta)))
+        self.waiting.sort(key=lambda w: w[0])
         self._feed()
 
     def resize(self, lanes: int) -> None:
