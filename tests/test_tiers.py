@@ -5,6 +5,7 @@ Notes [A refusal is a documented graph break] (oracles/exceptions.py), [Refusals
 them] (triage/buckets.py) and [Later calls follow the first divergence] (oracles/model.py)."""
 from __future__ import annotations
 
+import functools
 import textwrap
 
 import pytest
@@ -147,10 +148,13 @@ def test_without_a_registry_the_type_or_the_explicit_list_documents(monkeypatch)
     try:
         assert graph_break_registry.registry() is None
         assert graph_break_registry.documented("Some type", "") == "Some type"  # 2.7 on: the type documents it
-        assert graph_break_registry.documented(None, "call_method UserDefinedObjectVariable(Tags) add [] {}") \
-            == "call_method"  # torch 2.5.1's words
-        assert graph_break_registry.documented(None, "'skip function graph_break in file x.py'") == "skip function"
-        assert graph_break_registry.documented(None, "something torch 2.5.1 never says") is None
+        documented = functools.partial(graph_break_registry.documented, None, via_unimplemented=True)
+        assert documented("call_method UserDefinedObjectVariable(Tags) add [] {}") == "call_method"  # 2.5.1's words
+        assert documented("'skip function graph_break in file x.py'") == "skip function"
+        assert documented("Input tensor for tolist must be an integer tensor") == \
+            "Input tensor for tolist must be an integer"  # unlisted: its first words
+        # raised other than through exc.unimplemented (2.5.1's `raise Unsupported("Observed exception")`)
+        assert graph_break_registry.documented(None, "call_method X", via_unimplemented=False) is None
     finally:
         graph_break_registry.registry.cache_clear()
 

@@ -93,7 +93,9 @@ def _graph_break(e: BaseException, gb_type: str | None, message: str) -> str | N
         return None
     from dynfuzz.run.graph_break_registry import documented
 
-    return documented(gb_type if isinstance(gb_type, str) else None, message)
+    frames = _torch_frames(e)
+    via_unimplemented = bool(frames) and frames[-1].startswith("torch/_dynamo/exc.py:unimplemented")
+    return documented(gb_type if isinstance(gb_type, str) else None, message, via_unimplemented)
 
 
 def _torch_frames(e: BaseException) -> list[str]:

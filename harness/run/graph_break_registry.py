@@ -8,8 +8,10 @@ current or historical, and it is named by that id. The file is private to torch,
 and a release without it degrades to:
 - a release whose `Unsupported` carries a `gb_type` (2.7 on) but ships no registry: the type is documented by
   Dynamo's own call to `unimplemented`, and names itself;
-- a release before graph-break types (2.5, 2.6): `UNTYPED_GRAPH_BREAKS`, an explicit list of the message heads
-  of its deliberate graph breaks (torch 2.5.1's words); any other message is undocumented.
+- a release before graph-break types (2.5, 2.6): a graph break Dynamo raised through `exc.unimplemented` (its
+  one way to decline a construct; what it raises otherwise, such as `Observed exception`, is not a refusal),
+  named by `UNTYPED_GRAPH_BREAKS`, an explicit list of torch 2.5.1's message heads, or else by the message's
+  own first words (up to eight, and to the first value it quotes).
 
 `documented(gb_type, message)` is what execute.py stamps into each `ExcInfo` it makes (`graph_break`): the
 label a refusal's bucket key carries, e.g. `gb0291: logging.Logger method not supported for non-export cases`,
@@ -57,7 +59,6 @@ UNTYPED_GRAPH_BREAKS: tuple[tuple[str, str], ...] = (
     (r"HigherOrderOperator", "higher-order op"),
     (r"side effect", "side effect"),
     (r"reconstruct", "reconstruct"),
-    (r"Graph break", "graph break"),
 )
 
 
@@ -89,19 +90,25 @@ def registry() -> dict[str, str] | None:
     return by_type
 
 
-def documented(gb_type: str | None, message: str) -> str | None:
-    """The label of a documented graph break (`gb0291: <gb_type>`, a pre-registry `gb_type`, or an
-    `UNTYPED_GRAPH_BREAKS` name), or None when torch documents no such graph break."""
+_HEAD = re.compile(r"[A-Za-z_][\w.*`' -]*")
+
+
+def documented(gb_type: str | None, message: str, via_unimplemented: bool = False) -> str | None:
+    """The label of a documented graph break (`gb0291: <gb_type>`, a pre-registry `gb_type`, an
+    `UNTYPED_GRAPH_BREAKS` name or the message's head), or None when torch documents no such graph break.
+    `via_unimplemented`: Dynamo raised it through `exc.unimplemented` (what tells a graph break on an untyped
+    release)."""
     table = registry()
     if gb_type:
         if table is None:
             return gb_type
         gb_id = table.get(gb_type)
         return f"{gb_id.lower()}: {gb_type}" if gb_id else None
-    if table is not None:
+    if table is not None or not via_unimplemented:
         return None  # every graph break of a release with a registry has a type
     text = message.strip().strip("'\"")
     for pattern, name in UNTYPED_GRAPH_BREAKS:
         if re.match(pattern, text):
             return name
-    return None
+    head = _HEAD.match(text)
+    return " ".join(head.group(0).split()[:8]) if head else None
