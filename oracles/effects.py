@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 from .checks import diff_check
-from .model import Finding, Observations, finding
+from .model import Finding, Observations, finding, paired_calls
 from .outputs import describe, diff_key
 from .policy import screen, tolerance_for
 from .registry import oracle, renders
@@ -35,9 +35,7 @@ def _drop_order(diffs: Diffs) -> None:
 @oracle("effects")
 def effects(case, obs: Observations, trace=None) -> list[Finding]:
     found: list[Finding] = []
-    for e_call, c_call in zip(obs.eager.calls, obs.compiled.calls):
-        if (e_call.error is None) != (c_call.error is None):
-            break  # the exception oracle owns this call; the states are not comparable
+    for e_call, c_call in paired_calls(obs):  # Note [Later calls follow the first divergence]
         if getattr(case, "intended_error", None):
             break  # illegal-on-purpose programs are judged by the `illegal` oracle
         diffs = Diffs()

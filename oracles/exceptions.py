@@ -5,7 +5,8 @@ Dynamo wraps user errors (`TorchRuntimeError` around a fake-tensor TypeError,
 some programs on purpose (`Unsupported`, `UncapturedHigherOrderOpError`).
 Those are classified apart from crashes (`InternalTorchDynamoError`,
 `BackendCompilerFailed`, a raw `AssertionError` from inside torch), which are
-always bugs. See Note [Deliberate refusals are not findings].
+always bugs. See Note [Deliberate refusals are not findings] and Note [A refusal
+is a documented graph break].
 """
 from __future__ import annotations
 
@@ -34,10 +35,41 @@ def key(err: ExcInfo) -> str:
                     if part)
 
 
+# Note [A refusal is a documented graph break]
+# The refusal tier is a feature gap, never counted among bugs, so nothing lands there unless torch says it is a
+# refusal: an `Unsupported` whose graph-break type the torch under test documents (its graph-break registry,
+# `ExcInfo.graph_break`, stamped by harness/run/graph_break_registry.py; an explicit list on releases before the
+# registry), or one of torch's user-facing refusals (`UserError`, `ConstraintViolationError`, a recompile limit,
+# a higher-order op captured whole or not at all). Two things Dynamo also reports as `Unsupported` are not:
+# - an exception raised inside the trace (`Observed exception`, gb0088/gb0089, or an `Unsupported` raised from an
+#   `Observed...` exception): user code, run on the values Dynamo traced, raised where eager ran the same code
+#   without raising (under export Dynamo makes a `logging.Logger` method return None, and `int()` of it raises
+#   TypeError). That is a `trace-exception`, tier crash; where the wrong traced value raises nothing and flows
+#   into the result instead, the outputs oracle sees a wrong value: a miscompile;
+# - an `Unsupported` whose type torch does not document: a crash.
+TRACE_EXCEPTION_TYPES = frozenset({"Observed exception", "Observed exception (EXCEPT_HANDLER)"})
+_TRACE_MESSAGE = re.compile(r"^'?(Observed exception|Unhandled exception|raised exception)\b")
+
+
+def raised_in_trace(err: ExcInfo) -> bool:
+    """Dynamo reports an exception the traced user code raised (an `Observed...` exception), not a construct
+    it declines."""
+    if err.type not in ("Unsupported", "UncapturedHigherOrderOpError"):
+        return False
+    if err.gb_type:
+        return err.gb_type in TRACE_EXCEPTION_TYPES or (bool(err.causes) and err.causes[0].startswith("Observed"))
+    return (bool(err.causes) and err.causes[0].startswith("Observed")) or bool(_TRACE_MESSAGE.match(err.message))
+
+
 def category(err: ExcInfo) -> str:
-    """`refusal`, `crash`, `wrapped` (TorchRuntimeError) or `python` (an ordinary exception)."""
+    """`refusal` (documented: Note [A refusal is a documented graph break]), `trace` (an exception raised inside
+    the trace), `crash`, `wrapped` (TorchRuntimeError) or `python` (an ordinary exception)."""
     if err.type in CRASHES:
         return "crash"
+    if raised_in_trace(err):
+        return "trace"
+    if err.type == "Unsupported":
+        return "refusal" if err.graph_break else "crash"
     if err.type in REFUSALS:
         return "refusal"
     if err.type == "TorchRuntimeError":
@@ -230,16 +262,41 @@ def _compiled_only(c: ExcInfo, i: int, fullgraph: bool, exported: str | None = N
     cat = category(c)
     inner = inner_error(c)
     detail = (f"compiled: {c.qualified}: {c.message}",) + ((f"gb_type: {c.gb_type}",) if c.gb_type else ()) \
-        + ((f"wrapped error: {inner[0]}: {inner[1]}",) if inner else ())
+        + ((f"wrapped error: {inner[0]}: {inner[1]}",) if inner else ()) \
+        + ((f"graph break: {c.graph_break}",) if c.graph_break else ())
+    if cat == "trace":
+        return _raised_in_trace(c, i, detail)
     if cat == "refusal" and (fullgraph or exported):  # a whole-frame capture refused a construct that should trace
         what = f"export ({exported})" if exported else "fullgraph compile"
-        return finding("exceptions", "unsupported", f"call {i}: {what} refused: {c.gb_type or c.type}",
+        return finding("exceptions", "unsupported", f"call {i}: {what} refused: {c.graph_break or c.gb_type or c.type}",
                        f"{c.type} {c.gb_type or c.message}", severity="info", call=i, details=detail)
     if cat in ("crash", "refusal"):
         return finding("exceptions", "crash", f"call {i}: compiler crashed with {c.type}",
                        key(c), call=i, details=detail, torch_frame=c.torch_frame, key_frame=c.key_frame)
     return finding("exceptions", "spurious-exception", f"call {i}: compiled raised {c.type}, eager did not",
                    key(c), call=i, details=detail, torch_frame=c.torch_frame, key_frame=c.key_frame)
+
+
+_DEBUG_CONTEXT = re.compile(r"Developer debug context: (.*)")
+_RAISED = re.compile(r"raised exception (\w+)\(")
+
+
+def trace_error_type(err: ExcInfo) -> str:
+    """The Python exception the traced user code raised (`TypeError`), as Dynamo names it."""
+    named = user_type(err)
+    if named != err.type:
+        return named
+    m = _RAISED.search(err.detail)
+    return m.group(1) if m else "Exception"
+
+
+def _raised_in_trace(c: ExcInfo, i: int, detail: tuple[str, ...]) -> Finding:
+    raised = trace_error_type(c)
+    context = _DEBUG_CONTEXT.search(c.detail)
+    first = f"compiled: {raised} raised inside the trace" + (f": {context.group(1)}" if context else "")
+    return finding("exceptions", "trace-exception", f"call {i}: {raised} raised inside the trace, eager raised "
+                   "nothing", f"trace {raised} {c.gb_type or c.type}", call=i, details=(first, *detail),
+                   torch_frame=c.torch_frame, key_frame=c.key_frame)
 
 
 @renders("exceptions")

@@ -1,6 +1,8 @@
 """Gradients: after the harness's backward pass (a fixed scalar function of the outputs), the `.grad`
 of every leaf reachable from the arguments, outputs and globals must match eager, with the same
-tolerance rules as outputs; a backward pass that raises only compiled is a `backward-crash`.
+tolerance rules as outputs; a backward pass that raises only compiled is a `backward-crash`. Gradients
+accumulate over calls, so only calls before the first that raised in one mode only are compared (Note [Later
+calls follow the first divergence] in oracles/model.py).
 
 The outputs and effects oracles leave `.grad` paths to this one, so a gradient-only
 divergence is reported once, as `grad-mismatch`.
@@ -8,7 +10,7 @@ divergence is reported once, as `grad-mismatch`.
 from __future__ import annotations
 
 from .checks import diff_check
-from .model import Finding, Observations, finding
+from .model import Finding, Observations, finding, paired_calls
 from .outputs import describe, diff_key
 from .policy import screen, tolerance_for
 from .registry import oracle, renders
@@ -38,9 +40,9 @@ def grad_diffs(expected, actual, tolerance=None) -> list:
 @oracle("grads")
 def grads(case, obs: Observations, trace=None) -> list[Finding]:
     found: list[Finding] = []
-    for e_call, c_call in zip(obs.eager.calls, obs.compiled.calls):
+    for e_call, c_call in paired_calls(obs):  # Note [Later calls follow the first divergence]
         if e_call.error or c_call.error:
-            continue  # the exception oracles own calls that raised
+            continue  # raised in both modes: neither ran a backward pass
         i = e_call.index
         e_bw, c_bw = e_call.backward_error, c_call.backward_error
         if (e_bw is None) != (c_bw is None):

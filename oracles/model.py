@@ -25,6 +25,8 @@ class ExcInfo:
     traceback: str = ""
     detail: str = ""  # the whole message (first 2000 characters): wrapped errors name the inner one there
     key_frame: str | None = None  # the innermost torch frame that is not a wrapper, for crash bucket keys
+    # a graph break the torch under test documents (`gb0291: <gb_type>`), harness/run/graph_break_registry.py
+    graph_break: str | None = None
 
     @property
     def qualified(self) -> str:
@@ -75,6 +77,21 @@ class Observations:
     fullgraph: bool = False
     compiler: str = "torch"
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+# Note [Later calls follow the first divergence]
+# A call that raised in one mode only ends the comparison of the runs: from it on, the two start from different
+# states (eager ran the call, its writes and its backward pass; compiled did not, or the other way round), so a
+# later call's outputs, state or accumulated gradients differ because of that one call, not of a second fault.
+# The exception oracle reports the call itself; the value-comparing oracles judge the calls before it.
+def paired_calls(obs: Observations) -> list[tuple[CallRecord, CallRecord]]:
+    """Eager's and compiled's records of each call, up to (without) the first that raised in one mode only."""
+    pairs = []
+    for e_call, c_call in zip(obs.eager.calls, obs.compiled.calls):
+        if (e_call.error is None) != (c_call.error is None):
+            break
+        pairs.append((e_call, c_call))
+    return pairs
 
 
 @dataclass(frozen=True)

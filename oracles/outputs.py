@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from .checks import diff_check
-from .model import Finding, Observations, finding
+from .model import Finding, Observations, finding, paired_calls
 from .policy import screen, tolerance_for
 from .registry import oracle, renders
 from .sections import section
@@ -39,7 +39,7 @@ def diff_key(diffs, case=None, call: int = 0) -> str:
 @oracle("outputs")
 def outputs(case, obs: Observations, trace=None) -> list[Finding]:
     found: list[Finding] = []
-    for e_call, c_call in zip(obs.eager.calls, obs.compiled.calls):
+    for e_call, c_call in paired_calls(obs):  # Note [Later calls follow the first divergence]
         if e_call.error or c_call.error:
             continue
         if getattr(case, "intended_error", None):

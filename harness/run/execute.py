@@ -82,8 +82,20 @@ def exc_info(e: BaseException) -> ExcInfo:
     torch_frame = frames[-1] if frames else None
     message = str(e).strip().splitlines()[0][:500] if str(e).strip() else ""
     tb = "".join(traceback.format_exception(type(e), e, e.__traceback__, limit=-8))[-4000:]
-    return ExcInfo(type(e).__qualname__, type(e).__module__, message, tuple(causes),
-                   getattr(e, "gb_type", None), torch_frame, tb, str(e)[:2000], key_frame(e))
+    gb_type = getattr(e, "gb_type", None)
+    return ExcInfo(type(e).__qualname__, type(e).__module__, message, tuple(causes), gb_type, torch_frame, tb,
+                   str(e)[:2000], key_frame(e), _graph_break(e, gb_type, message))
+
+
+def _graph_break(e: BaseException, gb_type: str | None, message: str) -> str | None:
+    """The documented graph break an `Unsupported` (or a subclass) is, by torch's registry; None otherwise."""
+    if not any(c.__name__ == "Unsupported" for c in type(e).__mro__):
+        return None
+    from dynfuzz.run.graph_break_registry import documented
+
+    frames = _torch_frames(e)
+    via_unimplemented = bool(frames) and frames[-1].startswith("torch/_dynamo/exc.py:unimplemented")
+    return documented(gb_type if isinstance(gb_type, str) else None, message, via_unimplemented)
 
 
 def _torch_frames(e: BaseException) -> list[str]:

@@ -25,7 +25,9 @@ CLASSES: dict[str, str] = {
     "spurious-exception": "the compiled call raised an ordinary error that eager did not",
     "missing-exception": "eager raised, the compiled call returned normally",
     "exception-mismatch": "both raised, with different kinds of error",
-    "refused": "under fullgraph=True the compiler refused a construct that should trace",
+    "trace-exception": "user code raised inside the trace (Dynamo's `Observed exception`) where eager raised nothing",
+    "refused": "a whole-frame capture (fullgraph=True, export) refused a construct with a graph break torch "
+               "documents",
     "backward-crash": "backward raised in one mode only",
     "wrong-grad": "gradients differ from eager",
     "missing-recompile": "a change that violates a guard reused stale compiled code",
@@ -45,9 +47,12 @@ NOTE_CLASSES = frozenset({"reference-disagreement"})
 # one tier, and only the first two are bugs (`bugs` in summary.json, what fails the gate): a miscompile (the
 # program silently computes, writes or guards the wrong thing; an illegal program accepted, or an error eager
 # raises swallowed, is one too), a crash (an internal error, a process crash or hang, an exception eager does
-# not raise or another one). A refusal (a clean graph break or `Unsupported` under fullgraph=True, a clean
-# export refusal) is a feature gap, and an extra recompile is a performance issue: both listed, never counted
-# among bugs. dynfuzz's own classes have the tier `dynfuzz`.
+# not raise or another one, among them an exception raised inside the trace: `Observed exception`, user code
+# failing on a value Dynamo produced). A refusal is a feature gap, and an extra recompile is a performance issue:
+# both listed, never counted among bugs, so the refusal tier holds only what torch itself documents as one (Note
+# [A refusal is a documented graph break] in oracles/exceptions.py): a graph break whose type the torch under test
+# registers, under fullgraph=True or export, or a clean export refusal; an undocumented `Unsupported` is a crash.
+# dynfuzz's own classes have the tier `dynfuzz`.
 TIERS: dict[str, str] = {
     "wrong-value": "miscompile",
     "stale-metadata": "miscompile",
@@ -60,6 +65,7 @@ TIERS: dict[str, str] = {
     "accepted-illegal": "miscompile",
     "crash": "crash",
     "spurious-exception": "crash",
+    "trace-exception": "crash",
     "exception-mismatch": "crash",
     "backward-crash": "crash",
     "process-crash": "crash",
@@ -102,6 +108,7 @@ _BY_KIND = {
     ("exceptions", "missing-exception"): "missing-exception",
     ("exceptions", "exception-mismatch"): "exception-mismatch",
     ("exceptions", "unsupported"): "refused",
+    ("exceptions", "trace-exception"): "trace-exception",
     ("grads", "backward-crash"): "backward-crash",
     ("grads", "grad-mismatch"): "wrong-grad",
     ("guards", "guard-unsound"): "missing-recompile",
@@ -118,6 +125,7 @@ METADATA_ASPECTS = frozenset({"shape", "stride", "contiguous", "is_contiguous", 
 ALIAS_ASPECTS = frozenset({"identity", "storage", "alias", "aliases"})
 _DETAIL = re.compile(r"^[^:]*: (?P<aspect>[\w.]+): expected ")
 _ERROR = re.compile(r"^(?:compiled|eager)(?: backward)?: (?P<type>[\w.]+)")
+_GRAPH_BREAK = re.compile(r"^graph break: (?P<label>.+)$")
 
 
 def aspects(f: Finding) -> set[str]:
@@ -178,10 +186,15 @@ WRAPPER_FRAMES = frozenset({
 
 
 def error_of(f: Finding) -> str | None:
-    """For an exception-class finding: `Type in torch/<file>.py:<function>` (type and innermost frame)."""
-    if divergence_class(f) not in ("crash", "spurious-exception", "exception-mismatch", "backward-crash",
-                                   "refused", "missing-exception"):
+    """For an exception-class finding: `Type in torch/<file>.py:<function>` (type and innermost frame); for a
+    refusal, what torch calls it: `Unsupported gb0291: <graph-break type>` (Note [Refusals are keyed by what
+    torch calls them])."""
+    cls = divergence_class(f)
+    if cls not in ("crash", "spurious-exception", "exception-mismatch", "backward-crash", "refused",
+                   "missing-exception", "trace-exception"):
         return None
+    if cls == "refused":
+        return refusal_of(f)
     for line in f.details:
         m = _ERROR.match(line)
         if m:
@@ -191,6 +204,25 @@ def error_of(f: Finding) -> str | None:
             frame = getattr(f, "key_frame", None) or getattr(f, "torch_frame", None)
             return f"{name} in {frame}" if frame else name
     return None
+
+
+# Note [Refusals are keyed by what torch calls them]
+# A refusal's key carries the graph break torch documents it as (its registry id and type, `gb0291: logging.Logger
+# method not supported for non-export cases`; a type or an explicit name on older releases), never the frame that
+# raised it: every graph break is raised from the same few frames, so keyed by frame two refusals of different
+# constructs shared a bucket. A refusal without a graph break (`UserError`, `ConstraintViolationError`) is keyed
+# by its type.
+def refusal_of(f: Finding) -> str | None:
+    """`Unsupported gb0291: <type>` for a documented graph break; the exception type for another refusal."""
+    error = None
+    for line in f.details:
+        m = _GRAPH_BREAK.match(line)
+        if m:
+            return f"Unsupported {m.group('label')}"
+        m = _ERROR.match(line)
+        if m and error is None:
+            error = m.group("type").rsplit(".", 1)[-1]
+    return error
 
 
 def bucket_key(oracle: str, cls: str, construct: str, perturbation: str | None = None,

@@ -117,6 +117,8 @@ class Classifier:
             return short.lower() if short != "OrderedDict" else "ordereddict"
         if name.startswith("torch.") or name == "torch":
             return "tensor"
+        if short == "getLogger":
+            return "logger"  # Dynamo models a logging.Logger apart (LoggingLoggerVariable), export differently
         if isinstance(node.func, ast.Attribute):
             if node.func.attr in ("item", "tolist"):
                 return "scalar-from-item"
@@ -315,7 +317,7 @@ class Classifier:
         elif kind in ("tensor", "value") and meth in ("item", "tolist"):
             yield f"tensor .{meth}", 6
         elif kind not in ("tensor", "value", "function", "float", "int", "str", "bool"):
-            special = kind.endswith("-subclass") or kind in ("deque-maxlen", "bytearray", "hook-handle")
+            special = kind.endswith("-subclass") or kind in SPECIAL_KINDS
             yield f"{kind} {origin} .{meth}", 0 if special else 1
 
     def _module_call(self, node: ast.Call, name: str, scope):
@@ -412,7 +414,7 @@ ORIGINS = ("argument", "local", "cell", "global", "parameter", "class", "new", "
 # container subclass, a bounded deque, a hook handle), whatever is done to it (a mutation lost, its contents read
 # back wrong, the value returned) and wherever it comes from. A builtin container keeps its method: Dynamo
 # handles each method of `list` or `set` on its own, so two methods are two places a fault can be.
-SPECIAL_KINDS = frozenset({"deque-maxlen", "hook-handle", "bytearray"})
+SPECIAL_KINDS = frozenset({"deque-maxlen", "hook-handle", "bytearray", "logger"})
 
 
 def family(name: str) -> str:

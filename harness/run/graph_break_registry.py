@@ -1,0 +1,114 @@
+"""Which graph breaks the torch under test documents: the one place dynfuzz reads torch's graph-break registry.
+
+A finding is a refusal (a feature gap, never counted among bugs) only when what the compiled run raised is a
+graph break torch documents (Note [A refusal is a documented graph break] in oracles/exceptions.py). Where the
+release ships `torch/_dynamo/graph_break_registry.json` (2.13 has 517 ids, 2.14.1 561: `GB0000`..., later ones
+numbered apart, such as `GB9648`), a graph break is documented when its `gb_type` is one of the registry's types,
+current or historical, and it is named by that id. The file is private to torch, so only this module opens it,
+and a release without it degrades to:
+- a release whose `Unsupported` carries a `gb_type` (2.7 on) but ships no registry: the type is documented by
+  Dynamo's own call to `unimplemented`, and names itself;
+- a release before graph-break types (2.5, 2.6): a graph break Dynamo raised through `exc.unimplemented` (its
+  one way to decline a construct; what it raises otherwise, such as `Observed exception`, is not a refusal),
+  named by `UNTYPED_GRAPH_BREAKS`, an explicit list of torch 2.5.1's message heads, or else by the message's
+  own first words (up to eight, and to the first value it quotes).
+
+`documented(gb_type, message)` is what execute.py stamps into each `ExcInfo` it makes (`graph_break`): the
+label a refusal's bucket key carries, e.g. `gb0291: logging.Logger method not supported for non-export cases`,
+or None.
+"""
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+
+REGISTRY_FILE = "graph_break_registry.json"
+
+# torch 2.5.1's `unimplemented(...)` messages, by their static head: (regular expression matched at the start
+# of the message, the name a refusal's key carries). Generic heads (`call_method`, `builtin:`) are Dynamo
+# declining a construct it has no rule for; the construct classifier tells those refusals apart in the key.
+UNTYPED_GRAPH_BREAKS: tuple[tuple[str, str], ...] = (
+    (r"call_method ", "call_method"),
+    (r"call_function ", "call_function"),
+    (r"builtin: ", "builtin"),
+    (r"inline in skipfiles: ", "inline in skipfiles"),
+    (r"skip function ", "skip function"),
+    (r"call torch\._dynamo\.disable\(\) wrapped function", "torch._dynamo.disable"),
+    (r"missing: ", "missing bytecode"),
+    (r"generic_jump ", "generic_jump"),
+    (r"Tensor\.item", "Tensor.item"),
+    (r"Tensor\.tolist", "Tensor.tolist"),
+    (r"Tensor\.backward", "Tensor.backward"),
+    (r"data dependent operator", "data dependent operator"),
+    (r"dynamic shape operator", "dynamic shape operator"),
+    (r"torch\.\* op returned non-Tensor", "torch.* op returned non-Tensor"),
+    (r"out variants with resizing on graph inputs", "out variants with resizing"),
+    (r"non-function or method super", "super"),
+    (r"unsupported (method|function) ", "unsupported call"),
+    (r"Unsupported ", "unsupported"),
+    (r"(store|delete)_attr|setattr|delattr|hasattr", "attribute"),
+    (r"id\(\) with unsupported args", "id"),
+    (r"comparison ", "comparison"),
+    (r"Dynamic slicing", "dynamic slicing"),
+    (r"UserDefined(Class|Object)Variable", "user-defined object"),
+    (r"Workaround for issues with nn_parameter construction", "nn.Parameter"),
+    (r"Logger not supported for non-export cases", "logging.Logger"),
+    (r"call_function (UserDefined|DelayGraphBreak)", "call_function"),
+    (r"HigherOrderOperator", "higher-order op"),
+    (r"side effect", "side effect"),
+    (r"reconstruct", "reconstruct"),
+)
+
+
+def _registry_path() -> Path | None:
+    try:
+        import torch._dynamo
+    except ImportError:
+        return None
+    path = Path(torch._dynamo.__file__).resolve().parent / REGISTRY_FILE
+    return path if path.is_file() else None
+
+
+@lru_cache(maxsize=1)
+def registry() -> dict[str, str] | None:
+    """`gb_type` -> registry id (`GB0291`) for the torch this process imports; None when it ships no registry.
+    Historical types listed under an id map to it too (torch's own look-up does the same)."""
+    path = _registry_path()
+    if path is None:
+        return None
+    try:
+        entries = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    by_type: dict[str, str] = {}
+    for gb_id, versions in sorted(entries.items()):
+        for version in versions if isinstance(versions, list) else ():
+            if isinstance(version, dict) and isinstance(version.get("Gb_type"), str):
+                by_type.setdefault(version["Gb_type"], gb_id)
+    return by_type
+
+
+_HEAD = re.compile(r"[A-Za-z_][\w.*`' -]*")
+
+
+def documented(gb_type: str | None, message: str, via_unimplemented: bool = False) -> str | None:
+    """The label of a documented graph break (`gb0291: <gb_type>`, a pre-registry `gb_type`, an
+    `UNTYPED_GRAPH_BREAKS` name or the message's head), or None when torch documents no such graph break.
+    `via_unimplemented`: Dynamo raised it through `exc.unimplemented` (what tells a graph break on an untyped
+    release)."""
+    table = registry()
+    if gb_type:
+        if table is None:
+            return gb_type
+        gb_id = table.get(gb_type)
+        return f"{gb_id.lower()}: {gb_type}" if gb_id else None
+    if table is not None or not via_unimplemented:
+        return None  # every graph break of a release with a registry has a type
+    text = message.strip().strip("'\"")
+    for pattern, name in UNTYPED_GRAPH_BREAKS:
+        if re.match(pattern, text):
+            return name
+    head = _HEAD.match(text)
+    return " ".join(head.group(0).split()[:8]) if head else None
