@@ -179,10 +179,11 @@ def test_corpus_entry_is_a_short_repro_whose_verdict_matches_its_status(path):
     """No pasted checker: the program, the compile call, the oracle's own check; exit 1 while a known or open
     bug is present, 0 for a passing scenario (and illegal programs a correct compiler refuses)."""
     text = path.read_text()
-    imports = {line.split()[1].split(".")[0] for line in text.split("\nPROGRAM = ")[0].splitlines()
-               if line.startswith(("import ", "from "))}
-    # sys, types: a cond program is an importable module; copy: an exported program's example arguments
-    assert imports <= {"torch", "sys", "types", "copy"}, imports
+    head = text.split("\nPROGRAM = ")[0] if "\nPROGRAM = " in text else text.split('if __name__ == "__main__":')[-1]
+    imports = {line.split()[1].split(".")[0] for line in head.splitlines()
+               if line.strip().startswith(("import ", "from "))}
+    # sys, types, importlib: a program is an importable module; copy: an exported program's example arguments
+    assert imports <= {"torch", "sys", "types", "copy", "importlib"}, imports
     assert "def describe(" not in text and "first_difference" not in text
     meta = read_program(path).meta
     if "DYNFUZZ_MUTANTS" in os.environ:

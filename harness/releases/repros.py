@@ -51,7 +51,7 @@ def read_meta(path: Path) -> dict[str, Any]:
     from dynfuzz.report.data import repro_meta
 
     try:
-        return repro_meta(path.read_text())
+        return repro_meta(path.read_text(), path)
     except (OSError, UnicodeDecodeError) as e:
         raise UsageError(f"cannot read {path}: {e}") from None
 

@@ -27,6 +27,7 @@ from dynfuzz.oracles.checks import Unrenderable, agreement_check
 from dynfuzz.oracles.registry import render_check
 from dynfuzz.run.compilers import CompileSpec
 from dynfuzz.run.provenance import provenance
+from dynfuzz.triage.issue import render_report  # noqa: F401 (re-exported: the pt2 issue form)
 from dynfuzz.triage.repro_meta import attach, meta_of, script_of, write_repro
 from dynfuzz.triage.repro_template import TWIN_MARK, UNRENDERABLE, Plan, fill
 
@@ -177,22 +178,6 @@ def render_repro(case: Case, finding: Finding | None, spec: CompileSpec, meta: d
                   entry=case.entry, backend=spec.backend, device=spec.device, plan=plan, config=dynamo_config(case),
                   check=check)
     return attach(script, meta)
-
-
-def render_report(case: Case, finding: Finding, spec: CompileSpec, meta: dict, repro_text: str) -> str:
-    """A bug report in the form of PyTorch's pt2 issue template: title, repro, expected vs actual, versions."""
-    details = "\n".join(finding.details[:8]) or finding.message
-    return (f"# [dynamo] {finding.title}\n\n"
-            f"### 🐛 Describe the bug\n\n"
-            f"`torch.compile` ({spec.describe()}) diverges from eager ({finding.oracle} oracle, "
-            f"kind `{finding.kind}`): {finding.message}.\n\n"
-            f"Repro (exits 1 while the bug is present, 0 once fixed):\n\n```python\n{repro_text.rstrip()}\n```\n\n"
-            f"### Expected vs actual\n\nExpected: what eager does. Actual: what the compiled function does.\n\n"
-            f"```\n{details}\n```\n\n"
-            f"### Versions\n\n- torch {meta.get('torch', torch_version())}\n"
-            f"- python {meta.get('python', platform.python_version())}\n"
-            f"- platform {platform.platform()}\n\n"
-            f"Found by dynfuzz (seed {case.seed}, tags: {', '.join(sorted(case.tags)) or 'none'}).\n")
 
 
 def write_finding(directory: Path, case: Case, finding: Finding, spec: CompileSpec, name: str | None = None,
