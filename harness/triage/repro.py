@@ -40,6 +40,8 @@ EXPORT_CALLS = {"strict": "torch.export.export(strict=True)", "dynamo": "torch._
                 "aot": 'torch.compile(fullgraph=True, backend="eager").aot_compile'}
 # Oracles whose divergence may involve a call that raised: the repro keeps an exception as the call's result.
 _CATCHING = ("exceptions", "illegal", "effects", "grads")
+# Exception kinds where compiled raised and eager returned: their check also compares values once compiled returns.
+_RAISED = ("crash", "spurious-exception", "unsupported")
 _GRAD_WORDS = ("requires_grad", "Parameter", "register_hook", "torch.nn")
 
 
@@ -130,7 +132,7 @@ def plan_for(case: Case, finding: Finding | None, spec: CompileSpec) -> Plan:
     return Plan(calls=calls, between=_defines(case.source, "between"), catch=oracle in _CATCHING or calls > 1,
                 backward=oracle in ("grads", "effects", "illegal") and any(w in text for w in _GRAD_WORDS),
                 frames=oracle == "recompiles", seed="rand" in text, options=options,
-                crash_values=finding is not None and (finding.oracle, finding.kind) == ("exceptions", "crash"))
+                crash_values=finding is not None and finding.oracle == "exceptions" and finding.kind in _RAISED)
 
 
 def _check_lines(case: Case, finding: Finding | None) -> tuple[list[str], bool]:
