@@ -358,3 +358,35 @@ def read_program_text(text: str) -> dict:
     from dynfuzz.triage.repro_meta import meta_of_text
 
     return meta_of_text(text)
+
+
+# Real torch bugs a campaign files (corpus entries that still diverge on the torch they were recorded on): the
+# campaign's triage (`triage_one`: minimize, explain, render, verify) must write a plain repro of each kind.
+TRIAGED = ["wrong_value_tensor_local_unsqueeze", "set_subclass_global_add_lost", "nullcontext_value_across_graph_break_crash"]
+
+
+@pytest.mark.parametrize("name", TRIAGED)
+def test_a_minimized_repro_is_plain_short_and_exits_1_in_a_fresh_process(name, tmp_path):
+    import subprocess
+    import sys
+
+    from dynfuzz.paths import corpus_dir
+    from dynfuzz.triage.corpus_replay import recorded_elsewhere
+    from dynfuzz.triage.queue import triage_one
+
+    saved = read_program(corpus_dir() / f"{name}.py")
+    if recorded_elsewhere(saved.meta):
+        pytest.skip(f"recorded on torch {saved.meta['torch']}")
+    spec = CompileSpec(backend=saved.meta["backend"], fullgraph=bool(saved.meta["fullgraph"]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        found = [f for f in judge(saved.case, make_compiler(spec), spec).findings if f.oracle != "harness"]
+    assert found, f"{name} no longer diverges here"
+    t = triage_one(saved.case, found[0], spec, budget=30)
+    assert t.verdict == "reproduces", t.repro
+    assert_plain(t.repro)
+    assert nonblank_lines(t.repro) <= 30, script_of(t.repro)
+    path = write_repro(tmp_path / "repro.py", t.repro)
+    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1 and "AssertionError" in done.stderr, done.stderr[-3000:]
+    assert read_program(path).meta["signature"] == t.finding.signature  # its metadata, from repro.json
