@@ -51,6 +51,36 @@ def test_each_bucket_shows_its_highlighted_repro_and_report(campaigns):
     assert all("import torch" in re.sub(r"<[^>]+>", "", row) for row in rows)
 
 
+def test_the_bucket_table_by_tier_comes_before_the_first_plot(campaigns):
+    found, _ = campaigns
+    page = (found / "report.html").read_text()
+    table = page.index('id="bucket-table"')
+    assert table < page.index('<figure class="chart"') and table < page.index('id="totals"')
+    tiers = re.findall(r'<tr class="tier" id="tier-([\w-]+)">', page)
+    assert tiers and len(tiers) == len(set(tiers)), "one heading row per tier"
+    assert page.index(f'id="tier-{tiers[0]}"') < page.index('<tr class="bucket"')
+
+
+def test_a_bar_chart_has_no_other_bar():
+    from dynfuzz.report.charts import bar_chart
+
+    svg = bar_chart({f"tag{i}": 30 - i for i in range(30)}, "Buckets by feature tag", "buckets", top=5)
+    assert "other" not in svg and "largest 5 of 30" in svg
+
+
+def test_buckets_over_time_counts_distinct_buckets_not_findings_where_first_seen_exists(tmp_path):
+    from dynfuzz.report.data import Campaign, Row
+    from dynfuzz.report.figures import bucket_series
+
+    rows = [Row("k1", "", "outputs", "wrong-value", 5, None, "ok", 10.0), Row("k2", "", "outputs", "crash", 9)]
+    samples = [(0.0, 0, 0), (10.0, 5, 4), (30.0, 9, 14), (40.0, 12, 14)]
+    label, points = bucket_series(Campaign(tmp_path, {"seconds": 40.0, "buckets": []}, samples, rows))
+    assert label == "buckets" and max(y for _x, y in points) == 1  # one bucket has a first-seen time
+    rows[0].first_seen = None  # an older campaign: no first-seen times at all
+    label, points = bucket_series(Campaign(tmp_path, {"seconds": 40.0, "buckets": []}, samples, rows))
+    assert label == "unique findings" and max(y for _x, y in points) == 14
+
+
 def test_markdown_links_plots_written_beside_it(campaigns):
     found, _ = campaigns
     md = (found / "report.md").read_text()
