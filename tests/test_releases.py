@@ -384,7 +384,7 @@ def test_a_campaign_folder_gets_the_matrix_in_summary_bucket_reports_and_report(
         folder = out / "findings" / f"{name}-0123456789ab"
         folder.mkdir(parents=True)
         fixture_repro(tmp_path, name, wrong).rename(folder / "repro.py")
-        (folder / "report.md").write_text(f"# a bug report for {name}\n")
+        (folder / "report.md").write_text(f"# a bug report for {name}\n\n- **Fails on releases:** not checked\n")
         buckets.append({"id": name, "key": f"outputs/wrong-value: {name}", "class": "wrong-value",
                         "tier": "miscompile", "oracle": "outputs", "status": "ok", "count": 1,
                         "folder": str(folder), "repro": str(folder / "repro.py")})
@@ -404,6 +404,7 @@ def test_a_campaign_folder_gets_the_matrix_in_summary_bucket_reports_and_report(
     report = (out / "findings" / "fixed-0123456789ab" / "report.md").read_text()
     assert report.startswith("# a bug report for fixed") and "Verdict: **fixed in 2.2.0**" in report
     assert "| 2.1.0 | 2.1.0+fake | reproduces |" in report
+    assert "- **Fails on releases:** 2.1.0 (passes on 2.2.0); fixed in 2.2.0\n" in report  # the line under the title
     page = (out / "report.md").read_text()
     assert "fixed in 2.2.0" in page and "regression since 2.2.0" in page and "## Fixed in a newer release" in page
     html = (out / "report.html").read_text()

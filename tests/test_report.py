@@ -81,6 +81,45 @@ def test_buckets_over_time_counts_distinct_buckets_not_findings_where_first_seen
     assert label == "unique findings" and max(y for _x, y in points) == 14
 
 
+def test_report_issue_prints_a_buckets_body_with_its_facts_over_the_plain_repro(campaigns, capsys):
+    found, _ = campaigns
+    bucket = buckets_of(found)[0]
+    assert main(["report", str(found), "--bucket", bucket["id"], "--issue"]) == 0
+    body = capsys.readouterr().out
+    first = body.split("```python\n", 1)[1].split("```", 1)[0]  # what PyTorch's triage extracts and runs
+    assert "import torch" in first and 'if __name__ == "__main__":' in first and "exec(" not in first
+    assert "DYNFUZZ" not in first and "dynfuzz-meta" not in first
+    facts = body.split("```python", 1)[0]
+    for line in (f"- **Tier:** {bucket['tier']}", "- **Component:** `module: dynamo`",
+                 "`oncall: pt2`", "- **Fails on releases:** not checked"):
+        assert line in facts, facts
+    if bucket["tier"] == "miscompile":
+        assert "`module: correctness (silent)`, `high priority`" in facts
+    assert body == (found / "findings" / Path(bucket["folder"]).name / "report.md").read_text()
+    assert main(["report", str(found), "--bucket", "no-such-bucket", "--issue"]) == 2
+    assert main(["report", str(found), "--bucket", bucket["id"]]) == 2  # --bucket alone is not a report
+
+
+def test_a_release_check_fills_in_the_issue_bodys_releases_line():
+    from dynfuzz.triage.issue import RELEASES_LINE, with_releases
+
+    text = f"# t\n\n{RELEASES_LINE}not checked\n\n```python\nimport torch\n```\n"
+    cells = {"2.13.0": {"outcome": "reproduces"}, "2.14.1": {"outcome": "passes"}}
+    assert f"{RELEASES_LINE}2.13.0 (passes on 2.14.1); fixed in 2.14.1\n" in with_releases(text, cells,
+                                                                                          "fixed in 2.14.1")
+
+
+def test_component_follows_the_triage_rubric():
+    from dynfuzz.triage.issue import component
+
+    assert component("miscompile", "dynamo") == ("module: dynamo", ["oncall: pt2", "module: dynamo",
+                                                                    "module: correctness (silent)", "high priority"])
+    assert component("crash", "aot_eager")[0] == "module: pt2-dispatcher"
+    assert component("crash", "inductor")[0] == "module: inductor"
+    assert component("refusal", "dynamo")[0] == "module: graph breaks"
+    assert component("crash", "dynamo", static_rerun="agrees")[0] == "module: dynamic shapes"
+
+
 def test_markdown_links_plots_written_beside_it(campaigns):
     found, _ = campaigns
     md = (found / "report.md").read_text()
