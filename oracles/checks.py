@@ -86,13 +86,14 @@ def assert_lines(path: str, aspect: str, expected: str = "", actual: str = "") -
     e, c = expression(path, False), expression(path, True)
     label = f"{path} {aspect}"
     if aspect == "values":
-        return [f'torch.testing.assert_close({c}, {e}, equal_nan=True, msg=lambda m: "{label}: " + m)']
+        return [f'torch.testing.assert_close({c}, {e}, equal_nan=True, '
+                f'msg=lambda m: "{label} (compiled vs eager): " + m)']
     if aspect == "value" and (_is_float(expected) or _is_float(actual)):
         if 0.0 in (_safe(expected), _safe(actual)):  # the sign of a zero is the difference
-            return [f'assert repr({c}) == repr({e}), f"{label}: expected {{{e}!r}}, got {{{c}!r}}"']
-        return [f'assert abs({c} - {e}) <= 1e-5 + 1e-4 * abs({e}), f"{label}: expected {{{e}!r}}, got {{{c}!r}}"']
+            return [f'assert repr({c}) == repr({e}), f"{label}: eager {{{e}!r}}, compiled {{{c}!r}}"']
+        return [f'assert abs({c} - {e}) <= 1e-5 + 1e-4 * abs({e}), f"{label}: eager {{{e}!r}}, compiled {{{c}!r}}"']
     if aspect == "value":
-        return [f'assert {c} == {e}, f"{label}: expected {{{e}!r}}, got {{{c}!r}}"']
+        return [f'assert {c} == {e}, f"{label}: eager {{{e}!r}}, compiled {{{c}!r}}"']
     if aspect in ("storage", "identity"):
         probe = "{x}.untyped_storage().data_ptr() == {a}.untyped_storage().data_ptr()" if aspect == "storage" \
             else "{x} is {a}"
@@ -109,7 +110,7 @@ def assert_lines(path: str, aspect: str, expected: str = "", actual: str = "") -
     if template is None:
         raise Unrenderable(f"no check for aspect {aspect!r}")
     left, right = template.format(c), template.format(e)
-    return [f'assert {left} == {right}, f"{label}: expected {{{right}!r}}, got {{{left}!r}}"']
+    return [f'assert {left} == {right}, f"{label}: eager {{{right}!r}}, compiled {{{left}!r}}"']
 
 
 def _safe(text: str):

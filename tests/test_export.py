@@ -175,7 +175,7 @@ def test_the_repro_exports_as_the_campaign_did(tmp_path, mode):
                       details=("out[0]: values: expected '[0.0]', got '[1.0]'",))
     spec = CompileSpec()
     text = render_repro(case, finding, spec, metadata_for(case, finding, spec))
-    assert f'exported(ns["f"], {mode!r})' in text and 'torch.compile(ns[' not in text
+    assert f"exported(f, {mode!r})" in text and "torch.compile(f," not in text
     path = tmp_path / "repro.py"
     path.write_text(text)
     done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300)

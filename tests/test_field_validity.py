@@ -185,11 +185,12 @@ def _repro(source: str):
     return render_repro(case, finding, spec, metadata_for(case, finding, spec))
 
 
-def test_a_repro_runs_the_program_with_its_source_known_as_the_workers_do():
+def test_a_repro_runs_the_program_with_its_source_known_as_the_workers_do(tmp_path):
     """torch 2.5 compiles a function whose source file it cannot find through a wrapper frame: the script's
     entry (exec'd from a string) was then inlined, where the workers' entry (source registered under a file
     name) was the root frame, and a bug of root-frame cells did not reproduce in its own repro ("flaky")."""
     import inspect
+    import runpy
 
     text = _repro(textwrap.dedent("""
         import torch
@@ -200,10 +201,14 @@ def test_a_repro_runs_the_program_with_its_source_known_as_the_workers_do():
         def inputs(device, call=0):
             return (torch.ones(2, device=device),)
     """))
-    head = text[:text.index("c_out, c_args, c_ns = run(")]
-    ns: dict = {}
-    exec(compile(head + "c_out, c_args, c_ns = run(PROGRAM, compiled=True)\n", "<repro-test>", "exec"), ns)
-    assert inspect.getsourcefile(ns["c_ns"]["f"]) is not None
+    from dynfuzz.triage.repro_meta import script_of
+
+    script = script_of(text)
+    assert "exec(" not in script and "linecache" not in script  # the program is plain code in a file on disk
+    path = tmp_path / "repro.py"
+    path.write_text(script)
+    ns = runpy.run_path(str(path), run_name="not_main")  # the program alone, as a module of that file
+    assert inspect.getsourcefile(ns["f"]) == str(path)
 
 
 def test_a_root_frame_cell_bug_reproduces_in_its_repro(tmp_path):

@@ -99,7 +99,8 @@ def test_cli_minimize_hand_written_script(tmp_path, capsys):
     saved = read_program(out)
     assert saved.meta["oracle"] == "outputs" and saved.meta["compiler"] == "perturb-output"
     assert program_lines(saved.case.source) < program_lines(EFFECT_PROGRAM)
-    assert "DYNFUZZ" in capsys.readouterr().out
+    assert 'if __name__ == "__main__":' in capsys.readouterr().out
+    assert out.with_suffix(".json").is_file()  # its metadata, beside it
     spec = CompileSpec(compiler="perturb-output")
     assert saved.meta["signature"] in {f.signature for f in judge(saved.case, make_compiler(spec), spec).findings}
 

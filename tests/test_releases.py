@@ -232,6 +232,64 @@ def test_plain_scripts_are_judged_by_exit_status_and_a_missing_api_is_na(fake, t
     assert "lacking on 2.1.0: n/a: no torch.compiler.no_such_api_in_this_release" in out
 
 
+
+def test_a_program_without_metadata_is_judged_by_the_oracles_not_run_as_a_script(fake, tmp_path, capsys):
+    """A program-convention file (`f` + `inputs`, what `dynfuzz check` accepts) defines functions and exits 0 when
+    run as a script; `releases check` judges it as a program, so its divergence on one release shows."""
+    for name, wrong in (("regressed", ("2.2.0",)), ("fixed", ("2.1.0",))):
+        (tmp_path / f"{name}.py").write_text(PROGRAM.format(wrong=wrong, other=()))
+    assert main(["releases", "check", str(tmp_path / "regressed.py"), str(tmp_path / "fixed.py"),
+                 "--torch", "2.1.0,2.2.0", "--confirm", "0"]) == 0
+    rows = {line.split()[0]: line.split()[1:] for line in capsys.readouterr().out.splitlines() if line.split()}
+    assert rows["regressed"] == ["passes", "reproduces", "regression", "since", "2.2.0"]
+    assert rows["fixed"] == ["reproduces", "passes", "fixed", "in", "2.2.0"]
+
+
+CRASH_THEN_WRONG = '''
+import os
+import torch
+
+MODE = os.environ.get("DYNFUZZ_FAKE_RELEASE", "")
+
+def f(x):
+    if torch.compiler.is_compiling() and MODE == "2.1.0":
+        x = x.view(-1, 7)  # fails while tracing only: the compiler crashes
+    if torch.compiler.is_compiling() and MODE == "2.2.0":
+        return x * 2  # the crash became a silent wrong value
+    return x + 0
+
+def inputs(device, call=0):
+    return (torch.ones(3, device=device),)
+'''
+
+
+def test_a_crash_repro_whose_compiled_call_returns_a_wrong_value_later_is_differs(fake, tmp_path, capsys):
+    """A crash's repro is judged on every oracle (and its script compares values once compiled returns): on a
+    release where the crash became a wrong value it is `differs`, never `passes`."""
+    from dynfuzz.generators.case import Case
+    from dynfuzz.run.compilers import CompileSpec, make_compiler
+    from dynfuzz.run.judge import judge
+    from dynfuzz.triage.repro import metadata_for, render_repro
+    from dynfuzz.triage.repro_meta import write_repro
+
+    case, spec = Case(source=CRASH_THEN_WRONG), CompileSpec()
+    os.environ[FAKE] = "2.1.0"
+    try:
+        (finding,) = judge(case, make_compiler(spec), spec).findings
+    finally:
+        os.environ.pop(FAKE)
+    assert finding.oracle == "exceptions"
+    path = write_repro(tmp_path / "crash" / "repro.py", render_repro(case, finding, spec,
+                                                                     metadata_for(case, finding, spec)))
+    assert main(["releases", "check", str(path.parent), "--torch", "2.1.0,2.2.0", "--confirm", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "crash  reproduces  differs  changed" in out, out
+    for release, code in (("2.1.0", 1), ("2.2.0", 1), ("2.3.0", 0)):  # the script alone, in a fresh process
+        done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
+                              env={**os.environ, FAKE: release})
+        assert done.returncode == code, (release, done.stderr[-2000:])
+        assert code == 0 or "AssertionError" in done.stderr
+
 # ---- environments ----
 def test_a_cached_environment_is_reused_not_rebuilt_and_a_moved_checkout_is_relinked(tmp_path):
     installer = FakeInstaller()
@@ -326,7 +384,7 @@ def test_a_campaign_folder_gets_the_matrix_in_summary_bucket_reports_and_report(
         folder = out / "findings" / f"{name}-0123456789ab"
         folder.mkdir(parents=True)
         fixture_repro(tmp_path, name, wrong).rename(folder / "repro.py")
-        (folder / "report.md").write_text(f"# a bug report for {name}\n")
+        (folder / "report.md").write_text(f"# a bug report for {name}\n\n- **Fails on releases:** not checked\n")
         buckets.append({"id": name, "key": f"outputs/wrong-value: {name}", "class": "wrong-value",
                         "tier": "miscompile", "oracle": "outputs", "status": "ok", "count": 1,
                         "folder": str(folder), "repro": str(folder / "repro.py")})
@@ -346,6 +404,7 @@ def test_a_campaign_folder_gets_the_matrix_in_summary_bucket_reports_and_report(
     report = (out / "findings" / "fixed-0123456789ab" / "report.md").read_text()
     assert report.startswith("# a bug report for fixed") and "Verdict: **fixed in 2.2.0**" in report
     assert "| 2.1.0 | 2.1.0+fake | reproduces |" in report
+    assert "- **Fails on releases:** 2.1.0 (passes on 2.2.0); fixed in 2.2.0\n" in report  # the line under the title
     page = (out / "report.md").read_text()
     assert "fixed in 2.2.0" in page and "regression since 2.2.0" in page and "## Fixed in a newer release" in page
     html = (out / "report.html").read_text()

@@ -51,6 +51,75 @@ def test_each_bucket_shows_its_highlighted_repro_and_report(campaigns):
     assert all("import torch" in re.sub(r"<[^>]+>", "", row) for row in rows)
 
 
+def test_the_bucket_table_by_tier_comes_before_the_first_plot(campaigns):
+    found, _ = campaigns
+    page = (found / "report.html").read_text()
+    table = page.index('id="bucket-table"')
+    assert table < page.index('<figure class="chart"') and table < page.index('id="totals"')
+    tiers = re.findall(r'<tr class="tier" id="tier-([\w-]+)">', page)
+    assert tiers and len(tiers) == len(set(tiers)), "one heading row per tier"
+    assert page.index(f'id="tier-{tiers[0]}"') < page.index('<tr class="bucket"')
+
+
+def test_a_bar_chart_has_no_other_bar():
+    from dynfuzz.report.charts import bar_chart
+
+    svg = bar_chart({f"tag{i}": 30 - i for i in range(30)}, "Buckets by feature tag", "buckets", top=5)
+    assert "other" not in svg and "largest 5 of 30" in svg
+
+
+def test_buckets_over_time_counts_distinct_buckets_not_findings_where_first_seen_exists(tmp_path):
+    from dynfuzz.report.data import Campaign, Row
+    from dynfuzz.report.figures import bucket_series
+
+    rows = [Row("k1", "", "outputs", "wrong-value", 5, None, "ok", 10.0), Row("k2", "", "outputs", "crash", 9)]
+    samples = [(0.0, 0, 0), (10.0, 5, 4), (30.0, 9, 14), (40.0, 12, 14)]
+    label, points = bucket_series(Campaign(tmp_path, {"seconds": 40.0, "buckets": []}, samples, rows))
+    assert label == "buckets" and max(y for _x, y in points) == 1  # one bucket has a first-seen time
+    rows[0].first_seen = None  # an older campaign: no first-seen times at all
+    label, points = bucket_series(Campaign(tmp_path, {"seconds": 40.0, "buckets": []}, samples, rows))
+    assert label == "unique findings" and max(y for _x, y in points) == 14
+
+
+def test_report_issue_prints_a_buckets_body_with_its_facts_over_the_plain_repro(campaigns, capsys):
+    found, _ = campaigns
+    bucket = buckets_of(found)[0]
+    assert main(["report", str(found), "--bucket", bucket["id"], "--issue"]) == 0
+    body = capsys.readouterr().out
+    first = body.split("```python\n", 1)[1].split("```", 1)[0]  # what PyTorch's triage extracts and runs
+    assert "import torch" in first and 'if __name__ == "__main__":' in first and "exec(" not in first
+    assert "DYNFUZZ" not in first and "dynfuzz-meta" not in first
+    facts = body.split("```python", 1)[0]
+    for line in (f"- **Tier:** {bucket['tier']}", "- **Component:** `module: dynamo`",
+                 "`oncall: pt2`", "- **Fails on releases:** not checked"):
+        assert line in facts, facts
+    if bucket["tier"] == "miscompile":
+        assert "`module: correctness (silent)`, `high priority`" in facts
+    assert body == (found / "findings" / Path(bucket["folder"]).name / "report.md").read_text()
+    assert main(["report", str(found), "--bucket", "no-such-bucket", "--issue"]) == 2
+    assert main(["report", str(found), "--bucket", bucket["id"]]) == 2  # --bucket alone is not a report
+
+
+def test_a_release_check_fills_in_the_issue_bodys_releases_line():
+    from dynfuzz.triage.issue import RELEASES_LINE, with_releases
+
+    text = f"# t\n\n{RELEASES_LINE}not checked\n\n```python\nimport torch\n```\n"
+    cells = {"2.13.0": {"outcome": "reproduces"}, "2.14.1": {"outcome": "passes"}}
+    assert f"{RELEASES_LINE}2.13.0 (passes on 2.14.1); fixed in 2.14.1\n" in with_releases(text, cells,
+                                                                                          "fixed in 2.14.1")
+
+
+def test_component_follows_the_triage_rubric():
+    from dynfuzz.triage.issue import component
+
+    assert component("miscompile", "dynamo") == ("module: dynamo", ["oncall: pt2", "module: dynamo",
+                                                                    "module: correctness (silent)", "high priority"])
+    assert component("crash", "aot_eager")[0] == "module: pt2-dispatcher"
+    assert component("crash", "inductor")[0] == "module: inductor"
+    assert component("refusal", "dynamo")[0] == "module: graph breaks"
+    assert component("crash", "dynamo", static_rerun="agrees")[0] == "module: dynamic shapes"
+
+
 def test_markdown_links_plots_written_beside_it(campaigns):
     found, _ = campaigns
     md = (found / "report.md").read_text()

@@ -7,8 +7,12 @@ compiler for these programs (exit 0 expected). Real torch bugs are covered by th
 """
 from __future__ import annotations
 
+import json
+import runpy
+import tempfile
 import textwrap
 import warnings
+from pathlib import Path
 
 import pytest
 import torch
@@ -18,6 +22,7 @@ from dynfuzz.oracles.model import Finding
 from dynfuzz.run.compilers import CompileSpec, make_compiler
 from dynfuzz.run.judge import judge
 from dynfuzz.triage.repro import metadata_for, read_program, render_report, render_repro, verify_repro
+from dynfuzz.triage.repro_meta import script_of, write_repro
 
 OUTPUT_PROGRAM = """
     import torch
@@ -111,9 +116,11 @@ def run_script(text: str, double: str | None = None, monkeypatch=None) -> int:
         monkeypatch.setattr(torch, "compile", fake_compile)
     torch._dynamo.reset()
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), tempfile.TemporaryDirectory() as tmp:
             warnings.simplefilter("ignore")
-            exec(compile(text, "<repro>", "exec"), {"__name__": "__main__"})
+            path = Path(tmp) / "repro.py"
+            path.write_text(script_of(text))
+            runpy.run_path(str(path), run_name="__main__")
     except AssertionError:
         return 1
     finally:
@@ -123,10 +130,16 @@ def run_script(text: str, double: str | None = None, monkeypatch=None) -> int:
 
 
 def nonblank_lines(text: str) -> int:
-    """What the size target counts: non-blank lines, the DYNFUZZ metadata block left out."""
-    head, rest = text.split("\nDYNFUZZ = ", 1)
-    body = rest.split("\nimport torch\n", 1)[1]
-    return sum(1 for line in (head + "\nimport torch\n" + body).splitlines() if line.strip())
+    """What PyTorch's triage counts: non-blank lines that are not imports (the metadata is not in the script)."""
+    return sum(1 for line in script_of(text).splitlines()
+               if line.strip() and not line.strip().startswith(("import ", "from ")))
+
+
+def assert_plain(text: str) -> None:
+    """The program is plain top-level code: no program string, no exec, no linecache, no metadata block."""
+    script = script_of(text)
+    for word in ("exec(", "linecache", "DYNFUZZ", "PROGRAM = ", "dynfuzz-meta"):
+        assert word not in script, script
 
 
 CASES = [  # (name, program, eager program, double, fullgraph, expected (oracle, kind))
@@ -149,7 +162,8 @@ def test_repro_verdict_equals_the_oracle_with_each_double(name, program, eager, 
     assert (f.oracle, f.kind) == expected
     text = render_repro(case, f, spec, metadata_for(case, f, spec))
     assert "import dynfuzz" not in text and "from dynfuzz" not in text
-    assert nonblank_lines(text) <= (30 if eager is None else 40), text  # a cond repro also holds its plain-if
+    assert_plain(text)
+    assert nonblank_lines(text) <= 30, text
     assert run_script(text, double, monkeypatch) == 1, text
     assert run_script(text) == 0, text  # real torch is a correct compiler for these programs
     if name == "recall":
@@ -186,7 +200,9 @@ def test_illegal_program_correctly_refused_exits_0():
     f, spec = _finding(case, "crash")
     assert f.oracle == "illegal"
     text = render_repro(case, f, spec, metadata_for(case, f, spec))
-    assert "EAGER_PROGRAM = " in text and "if bool(x.sum() > 0)" in text  # the plain-if rendering it is compared with
+    script = script_of(text)  # the plain-if rendering it is compared with, as plain definitions
+    assert "def f_eager(x):" in script and "if bool(x.sum() > 0)" in script and "run(f_eager)" in script
+    assert_plain(text)
     assert run_script(text) == 0
     torch_spec = CompileSpec()
     assert judge(case, make_compiler(torch_spec), torch_spec).findings == []
@@ -255,12 +271,15 @@ def test_written_repro_reproduces_in_a_subprocess_and_reads_back(tmp_path):
     case = _case(RAISES_ONLY_EAGER)
     f, spec = _finding(case, "torch")
     path = tmp_path / "repro.py"
-    path.write_text(render_repro(case, f, spec, metadata_for(case, f, spec)).replace(
+    write_repro(path, render_repro(case, f, spec, metadata_for(case, f, spec)).replace(
         "if not torch.compiler.is_compiling():", "if True:"))
+    assert json.loads((tmp_path / "repro.json").read_text())["oracle"] == "exceptions"  # the metadata is beside it
+    assert_plain(path.read_text())
     assert verify_repro(path, spec) == "flaky"
     saved = read_program(path)
     assert saved.meta["oracle"] == "exceptions" and "if True:" in saved.case.source
-    broken = path.read_text().replace("c_out, c_args, c_ns = run(", "c_out, c_args, c_ns = undefined_name(")
+    assert "__main__" not in saved.case.source and "c_out" not in saved.case.source  # the program, not the driver
+    broken = path.read_text().replace("c_out, c_args = run(", "c_out, c_args = undefined_name(")
     path.write_text(broken)
     assert verify_repro(path, spec) == "error"  # a script that breaks is not a reproduction
 
@@ -336,8 +355,38 @@ def test_unrenderable_divergence_points_at_dynfuzz_check():
 
 
 def read_program_text(text: str) -> dict:
-    import ast
+    from dynfuzz.triage.repro_meta import meta_of_text
 
-    tree = ast.parse(text)
-    return next(ast.literal_eval(n.value) for n in tree.body
-                if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "DYNFUZZ")
+    return meta_of_text(text)
+
+
+# Real torch bugs a campaign files (corpus entries that still diverge on the torch they were recorded on): the
+# campaign's triage (`triage_one`: minimize, explain, render, verify) must write a plain repro of each kind.
+TRIAGED = ["wrong_value_tensor_local_unsqueeze", "set_subclass_global_add_lost", "nullcontext_value_across_graph_break_crash"]
+
+
+@pytest.mark.parametrize("name", TRIAGED)
+def test_a_minimized_repro_is_plain_short_and_exits_1_in_a_fresh_process(name, tmp_path):
+    import subprocess
+    import sys
+
+    from dynfuzz.paths import corpus_dir
+    from dynfuzz.triage.corpus_replay import recorded_elsewhere
+    from dynfuzz.triage.queue import triage_one
+
+    saved = read_program(corpus_dir() / f"{name}.py")
+    if recorded_elsewhere(saved.meta):
+        pytest.skip(f"recorded on torch {saved.meta['torch']}")
+    spec = CompileSpec(backend=saved.meta["backend"], fullgraph=bool(saved.meta["fullgraph"]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        found = [f for f in judge(saved.case, make_compiler(spec), spec).findings if f.oracle != "harness"]
+    assert found, f"{name} no longer diverges here"
+    t = triage_one(saved.case, found[0], spec, budget=30)
+    assert t.verdict == "reproduces", t.repro
+    assert_plain(t.repro)
+    assert nonblank_lines(t.repro) <= 30, script_of(t.repro)
+    path = write_repro(tmp_path / "repro.py", t.repro)
+    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1 and "AssertionError" in done.stderr, done.stderr[-3000:]
+    assert read_program(path).meta["signature"] == t.finding.signature  # its metadata, from repro.json

@@ -102,6 +102,13 @@ def cmd_report(args) -> int:
     from dynfuzz.report import write_report
 
     dirs = [Path(d) for d in args.dirs]
+    if args.issue or args.bucket:
+        if not (args.issue and args.bucket) or len(dirs) != 1:
+            raise UsageError("--issue prints one bucket's issue body: give one DIR, --bucket ID and --issue")
+        from dynfuzz.report.issue_body import issue_body
+
+        print(issue_body(dirs[0], args.bucket), end="")
+        return 0
     if args.out is None and len(dirs) > 1:
         raise UsageError("several campaigns are merged into one report: say where it goes with --out DIR")
     out = flags.out_dir(args.out) if args.out else dirs[0]
@@ -177,4 +184,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--since", default=None, metavar="PREV",
                    help="an earlier campaign folder: new buckets, buckets no longer seen and count changes first")
     p.add_argument("--out", default=None, help="where report.html and report.md go (default: the one DIR)")
+    p.add_argument("--bucket", default=None, metavar="ID", help="with --issue: the bucket (id, key or folder name)")
+    p.add_argument("--issue", action="store_true",
+                   help="print the bucket's issue body (tier, component, labels, releases, plain repro) to paste")
     p.set_defaults(func=cmd_report)

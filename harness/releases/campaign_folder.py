@@ -1,6 +1,7 @@
 """A release matrix written back into the campaign folder its buckets came from.
 
-- each bucket's `report.md` gets a "Torch releases" section (replaced, not repeated, by a later check);
+- each bucket's `report.md` gets a "Torch releases" section (replaced, not repeated, by a later check), and
+  its "Fails on releases" line under the title is filled in;
 - `summary.json`: `buckets[].releases` (per release: `outcome`, `key`), `buckets[].release_verdict`, and
   `buckets[].fixed_in` when the newest release tried passes; a top-level `releases` block (the releases
   tried, their build tags, how many buckets are fixed); `bugs` recounted with `row_is_bug`, which keeps a
@@ -15,6 +16,7 @@ from typing import Any
 
 from dynfuzz.releases.installer import version_key
 from dynfuzz.releases.matrix import Row
+from dynfuzz.triage.issue import with_releases
 
 START = "<!-- dynfuzz releases check -->"
 END = "<!-- /dynfuzz releases check -->"
@@ -73,7 +75,8 @@ def write_back(campaign: Path, rows: list[Row], builds: dict[str, str]) -> dict[
         report = folder / "report.md" if folder is not None else None
         if report is not None and report.parent.is_dir():
             old = report.read_text() if report.exists() else ""
-            report.write_text(with_section(old, section(row, builds)))
+            report.write_text(with_releases(with_section(old, section(row, builds)), bucket["releases"],
+                                            row.verdict.text))
     buckets = summary.get("buckets", [])
     summary["releases"] = {"tried": tried, "builds": {r: builds[r] for r in tried},
                            "fixed": sum(1 for b in buckets if b.get("fixed_in"))}

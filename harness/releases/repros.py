@@ -1,8 +1,10 @@
 """The repros a `dynfuzz releases check` is given: corpus files and folders, bucket folders, campaign folders.
 
-A repro is a standalone script that exits 1 while its bug is present and 0 once fixed. One with `DYNFUZZ`
-metadata (every corpus entry and bucket `repro.py`) is judged by `dynfuzz.releases.probe`, which can also
-say how it fails; a plain script is run as it is and judged by its exit status. A corpus folder's seed
+A repro is a standalone script that exits 1 while its bug is present and 0 once fixed. One with metadata
+(every corpus entry and bucket `repro.py`: a `repro.json` beside it, or an older `DYNFUZZ` block) and any
+file that follows the program convention (an entry function and `inputs`, what `dynfuzz check` accepts) is
+judged by `dynfuzz.releases.probe` with the oracles, which can also say how it fails; only a script that is
+not a program is run as it is and judged by its exit status. A corpus folder's seed
 scenarios (`status: passing`) are not bugs and are left out; a campaign folder contributes every bucket that
 has a repro, and is written back to afterwards (`campaign_folder`).
 """
@@ -25,11 +27,16 @@ class Repro:
     meta: dict[str, Any] = field(default_factory=dict)
     campaign: Path | None = None  # the campaign folder it is a bucket of
     bucket: dict[str, Any] | None = None  # its summary.json row
+    program: bool = False  # it follows the program convention (an entry function and `inputs`)
+
+    def __post_init__(self) -> None:
+        if not self.meta and not self.program:
+            self.program = is_program(self.path)
 
     @property
     def judged(self) -> bool:
-        """Judged by the probe (it has metadata), else run as a plain script."""
-        return bool(self.meta)
+        """Judged by the probe (it has metadata, or is a program), else run as a plain script."""
+        return bool(self.meta) or self.program
 
     @property
     def signature(self) -> str | None:
@@ -47,11 +54,22 @@ class Found:
     seeds_left_out: int = 0
 
 
+def is_program(path: Path) -> bool:
+    """Whether the file follows the program convention (`read_program` accepts it, as `dynfuzz check` does)."""
+    from dynfuzz.triage.repro import read_program
+
+    try:
+        read_program(path)
+    except UsageError:
+        return False
+    return True
+
+
 def read_meta(path: Path) -> dict[str, Any]:
     from dynfuzz.report.data import repro_meta
 
     try:
-        return repro_meta(path.read_text())
+        return repro_meta(path.read_text(), path)
     except (OSError, UnicodeDecodeError) as e:
         raise UsageError(f"cannot read {path}: {e}") from None
 

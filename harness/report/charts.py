@@ -58,10 +58,12 @@ def line_chart(series: Mapping[str, Series], title: str, xlabel: str, ylabel: st
 
 
 def bar_chart(counts: Mapping[str, float], title: str, xlabel: str, top: int = 20) -> str:
-    """Horizontal bars, largest first (at most `top`; the rest are summed into `other`)."""
+    """Horizontal bars, largest first: the `top` largest, the title saying how many more were left out (a bar
+    summing unrelated labels into "other" would tower over the real ones and mean nothing)."""
     items = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     if len(items) > top:
-        items = items[:top - 1] + [(f"{len(items) - top + 1} other", sum(v for _, v in items[top - 1:]))]
+        title = f"{title} (largest {top} of {len(items)})"
+        items = items[:top]
     fig, ax = new_figure(height=max(1.6, 0.28 * len(items) + 0.9))
     labels = [k for k, _ in items][::-1]
     values = [v for _, v in items][::-1]

@@ -190,20 +190,11 @@ def resolve_path(folder: Path, path: str | None) -> Path | None:
     return p
 
 
-def repro_meta(text: str) -> dict[str, Any]:
-    """The `DYNFUZZ = {...}` metadata literal of a saved repro (empty when absent or unreadable)."""
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "DYNFUZZ" for t in node.targets):
-            try:
-                value = ast.literal_eval(node.value)
-            except ValueError:
-                return {}
-            return value if isinstance(value, dict) else {}
-    return {}
+def repro_meta(text: str, path: Path | None = None) -> dict[str, Any]:
+    """A saved repro's metadata: its sidecar file (with `path`), else what its text carries (`repro_meta`)."""
+    from dynfuzz.triage.repro_meta import meta_of, meta_of_text
+
+    return meta_of(path, text) if path is not None else meta_of_text(text)
 
 
 def _bucket_row(b: dict[str, Any], folder: Path) -> Row:
@@ -213,7 +204,7 @@ def _bucket_row(b: dict[str, Any], folder: Path) -> Row:
         examples = sorted((bucket_dir / "examples").glob("*.py")) if (bucket_dir / "examples").is_dir() else []
         repro_path = examples[0] if examples else None
     repro = _read(repro_path)
-    meta = repro_meta(repro)
+    meta = repro_meta(repro, repro_path)
     report = _read(bucket_dir / "report.md") if bucket_dir else ""
     return Row(b.get("key", "?"), b.get("cause") or meta.get("title", ""), b.get("oracle", "?"), b.get("class", "?"),
                int(b.get("count", 1)), b.get("layer") or meta.get("layer"), b.get("status", ""),
@@ -226,7 +217,7 @@ def _bucket_row(b: dict[str, Any], folder: Path) -> Row:
 def _finding_row(u: dict[str, Any], folder: Path) -> Row:
     path = resolve_path(folder, u.get("file"))
     repro = _read(path)
-    meta = repro_meta(repro)
+    meta = repro_meta(repro, path)
     doc = ast.get_docstring(ast.parse(repro)) if repro and meta else None
     return Row(u.get("bucket") or u.get("signature", "?"), u.get("message", ""), u.get("oracle", "?"),
                u.get("kind", "?"), int(u.get("count", 1)), u.get("layer") or meta.get("layer"), "",

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dynfuzz.report import charts
-from dynfuzz.report.data import Report
+from dynfuzz.report.data import Campaign, Report
 
 DYNAMO_PREFIX = "torch/_dynamo/"
 
@@ -21,7 +21,7 @@ class Figure:
 
 
 def figures(report: Report) -> list[Figure]:
-    return [_rate(report), _buckets_over_time(report), *_breakdowns(report), _behaviours(report), *_coverage(report)]
+    return [_buckets_over_time(report), _rate(report), *_breakdowns(report), _behaviours(report), *_coverage(report)]
 
 
 def _behaviours(report: Report) -> Figure:
@@ -45,18 +45,21 @@ def _rate(report: Report) -> Figure:
                   charts.line_chart(series, "Cases per second (sliding window)", "seconds", "cases/s"))
 
 
+def bucket_series(c: Campaign, name: str = "buckets") -> tuple[str, list[tuple[float, float]]] | None:
+    """Cumulative distinct buckets by the time each was first seen. Only where no bucket has a first-seen time
+    (an older campaign) are its unique signatures from the time samples plotted, labelled so; None: no data."""
+    end = float(c.summary.get("seconds", 0.0))
+    seen = [r.first_seen for r in c.rows if r.first_seen is not None]
+    if seen or ("buckets" in c.summary and not c.rows):
+        return name, charts.cumulative(seen, end)
+    if c.samples:
+        return name.replace("buckets", "unique findings"), [(s[0], float(s[2])) for s in c.samples]
+    return None
+
+
 def _buckets_over_time(report: Report) -> Figure:
-    """Cumulative buckets by the time each was first seen; older campaigns without buckets plot their
-    unique signatures from the time samples instead."""
-    series = {}
-    for c in report.campaigns:
-        name = c.path.name if len(report.campaigns) > 1 else "buckets"
-        end = float(c.summary.get("seconds", 0.0))
-        seen = [r.first_seen for r in c.rows if r.first_seen is not None]
-        if seen or "buckets" in c.summary:
-            series[name] = charts.cumulative(seen, end)
-        elif c.samples:
-            series[name.replace("buckets", "unique findings")] = [(s[0], float(s[2])) for s in c.samples]
+    series = dict(filter(None, (bucket_series(c, c.path.name if len(report.campaigns) > 1 else "buckets")
+                                for c in report.campaigns)))
     if not series:
         return Figure("buckets-over-time", "Cumulative buckets over time", "time", None, "No time data recorded.")
     return Figure("buckets-over-time", "Cumulative buckets over time", "time",

@@ -44,10 +44,11 @@ def render(report: Report, changes: Changes | None, figures: list[Figure]) -> st
     ]
     if changes is not None:
         parts.append(_changes(report, changes))
-    parts += [_totals(totals), _figure_section("time", "Over time", figures),
+    # The bug table first (by tier, bugs first), the totals and the plots after it.
+    parts += [_buckets(report.rows), _totals(totals), _figure_section("time", "Over time", figures),
               _figure_section("breakdown", "Buckets by oracle, layer and feature tag", figures),
               _figure_section("coverage", "Coverage", figures, _behaviour_section(report) + _coverage_table(report)),
-              _buckets(report.rows), _policy(), "</body></html>"]
+              _policy(), "</body></html>"]
     return "\n".join(parts) + "\n"
 
 
@@ -132,16 +133,23 @@ def _buckets(rows: list[Row]) -> str:
     if not rows:
         return ('<section id="buckets"><h2>Buckets</h2><p id="no-buckets">No buckets: every case agreed with '
                 "eager (or matched a known issue).</p></section>")
-    body = "".join(_bucket_row(i, r) for i, r in enumerate(rows, start=1))
+    body, tier = [], None
+    for i, r in enumerate(rows, start=1):  # rows come sorted by tier: a heading row opens each tier
+        if r.tier != tier:
+            tier = r.tier
+            n = sum(1 for x in rows if x.tier == tier)
+            body.append(f'<tr class="tier" id="tier-{escape(tier or "none")}"><th colspan="9">{escape(tier or "-")}'
+                        f" ({n} bucket{'s' if n != 1 else ''})</th></tr>")
+        body.append(_bucket_row(i, r))
     fixed = "".join(f'<li><a href="#bucket-{i}">{i}</a>. {escape(r.key)}: fixed in {escape(r.fixed_in)}</li>'
                     for i, r in enumerate(rows, start=1) if r.fixed_in)
     if fixed:
         fixed = ('<h3>Fixed in a newer release</h3><p class=muted>Not counted among bugs: they pass on the newest '
                  f'release tried, and still affect older ones.</p><ul id="fixed-buckets">{fixed}</ul>')
-    return ('<section id="buckets"><h2>Buckets</h2><table id="bucket-table"><thead><tr><th>#</th><th>bucket</th>'
+    return ('<section id="buckets"><h2>Buckets by tier</h2><table id="bucket-table"><thead><tr><th>#</th><th>bucket</th>'
             "<th>tier</th><th>oracle</th><th>class</th><th>layer</th><th>count</th><th>status</th><th>tags</th>"
             "</tr></thead>"
-            f"<tbody>{body}</tbody></table>{fixed}</section>")
+            f"<tbody>{''.join(body)}</tbody></table>{fixed}</section>")
 
 
 def _row_list(rows: list[Row], cls: str) -> str:

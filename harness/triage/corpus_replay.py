@@ -50,11 +50,12 @@ class Outcome:
 
 
 def is_corpus_file(path: Path) -> bool:
-    """A corpus entry: a `.py` file (not a test or conftest) whose text defines `DYNFUZZ`."""
+    """A corpus entry: a `.py` file (not a test or conftest) with repro metadata (a `<stem>.json` beside it, or
+    an older entry's `DYNFUZZ` block)."""
     if path.suffix != ".py" or path.name == "conftest.py" or path.name.startswith(("test_", "_")):
         return False
     try:
-        return "\nDYNFUZZ = " in path.read_text()
+        return path.with_suffix(".json").is_file() or "\nDYNFUZZ = " in path.read_text()
     except OSError:
         return False
 

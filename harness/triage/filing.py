@@ -153,13 +153,15 @@ class BucketFiler:
 
     def _write_first(self, bucket: Bucket, case: Case, f: Finding) -> None:
         from dynfuzz.triage.repro import metadata_for, render_report, render_repro
+        from dynfuzz.triage.repro_meta import write_repro
 
         bucket.folder.mkdir(parents=True, exist_ok=True)
         spec = spec_for(self.spec, f.layer)  # the backend the finding first showed on, with --backends
         meta = metadata_for(case, f, spec, bucket=bucket.key, cause=bucket.explanation.cause)
         text = render_repro(case, f, spec, meta)
-        (bucket.folder / "repro.py").write_text(text)
-        (bucket.folder / "report.md").write_text(render_report(case, f, spec, meta, text))
+        write_repro(bucket.folder / "repro.py", text)
+        (bucket.folder / "report.md").write_text(render_report(case, f, spec, meta, text, bucket.tier,
+                                                               bucket.explanation.layer))
 
     def _write_count(self, bucket: Bucket) -> None:
         kept = sum(1 for m in bucket.members if m.path is not None)
@@ -290,6 +292,7 @@ class BucketFiler:
 
     def _write_minimized(self, bucket: Bucket, t: Any) -> None:
         from dynfuzz.triage.repro import metadata_for, render_report
+        from dynfuzz.triage.repro_meta import split, write_repro
 
         bucket.folder.mkdir(parents=True, exist_ok=True)
         bucket.verdict = t.verdict
@@ -301,10 +304,12 @@ class BucketFiler:
         else:
             bucket.status = "unverified"
             bucket.note = "the minimized repro did not run cleanly (the script itself failed); see repro.py"
-        (bucket.folder / "repro.py").write_text(t.repro)
         spec = spec_for(self.spec, bucket.explanation.layer)
-        meta = metadata_for(t.case, t.finding, spec, bucket=bucket.key, cause=bucket.explanation.cause)
-        (bucket.folder / "report.md").write_text(render_report(t.case, t.finding, spec, meta, t.repro))
+        meta = {**(split(t.repro)[1] or metadata_for(t.case, t.finding, spec)), "bucket": bucket.key,
+                "cause": bucket.explanation.cause}
+        write_repro(bucket.folder / "repro.py", t.repro, meta)
+        (bucket.folder / "report.md").write_text(render_report(t.case, t.finding, spec, meta, t.repro, bucket.tier,
+                                                               bucket.explanation.layer))
 
     # ---- reading ----
     def rows(self) -> list[Bucket]:

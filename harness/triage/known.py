@@ -378,6 +378,8 @@ def add(known: KnownIssues, bucket_dir: Path, torch_version: str, upstream: str 
     if target.exists():
         raise UsageError(f"{target} already exists; rename the bucket's repro by hand")
     shutil.copyfile(repro, target)
+    if repro.with_suffix(".json").is_file():  # the repro's metadata, beside it (triage/repro_meta.py)
+        shutil.copyfile(repro.with_suffix(".json"), target.with_suffix(".json"))
     try:
         relative = str(target.relative_to(known.path.parent)) if known.path is not None else str(target)
     except ValueError:
@@ -386,6 +388,7 @@ def add(known: KnownIssues, bucket_dir: Path, torch_version: str, upstream: str 
     found = key_of_repro(target)
     if found is None:
         target.unlink()
+        target.with_suffix(".json").unlink(missing_ok=True)
         raise UsageError(f"{repro} does not diverge here; nothing to promote")
     item.update(key=found.key, signature=found.signature, torch=[release(torch_version)])
     if "tensor ops" not in found.cheap_key and found.cheap_key != found.key:

@@ -58,11 +58,11 @@ def verify(text: str, spec: CompileSpec, runs: int = FRESH_RUNS) -> str:
     """Run the rendered repro in fresh processes until it reproduces, at most `runs` times: "reproduces" (one
     run did), "flaky" (every run exited 0: it did not reproduce) or "error" (the script itself broke)."""
     from dynfuzz.triage.repro import verify_repro
+    from dynfuzz.triage.repro_meta import write_repro
 
     verdicts = []
     with tempfile.TemporaryDirectory(prefix="dynfuzz-verify-") as tmp:
-        path = Path(tmp) / "repro.py"
-        path.write_text(text)
+        path = write_repro(Path(tmp) / "repro.py", text)
         for _ in range(max(1, runs)):
             verdicts.append(verify_repro(path, spec, timeout=VERIFY_TIMEOUT))
             if verdicts[-1] == "reproduces":

@@ -3,9 +3,10 @@
 `render_repro` fills the one template (`repro_template.py`) with the check the finding's own
 oracle renders (`oracles.registry.render_check`), so the campaign, a saved repro and a corpus
 entry judge alike. `python repro.py` exits 1 while the bug is present and 0 once it is fixed; an
-illegal program's documented refusal exits 0. `verify_repro` runs a written repro once to confirm
-it; a broken-compiler double's bug cannot show in a torch-only script, so its repro is verified
-through `dynfuzz check --compiler NAME`. `read_program` reads any of these files back.
+illegal program's documented refusal exits 0. The rendered text carries its metadata as a last line
+that `write_repro` moves to a sidecar file (`repro_meta`). `verify_repro` runs a written repro once to
+confirm it; a broken-compiler double's bug cannot show in a torch-only script, so its repro is verified
+through `dynfuzz check --compiler NAME`. `read_program` reads any of these files back, old ones included.
 """
 from __future__ import annotations
 
@@ -26,7 +27,9 @@ from dynfuzz.oracles.checks import Unrenderable, agreement_check
 from dynfuzz.oracles.registry import render_check
 from dynfuzz.run.compilers import CompileSpec
 from dynfuzz.run.provenance import provenance
-from dynfuzz.triage.repro_template import UNRENDERABLE, Plan, fill
+from dynfuzz.triage.issue import render_report  # noqa: F401 (re-exported: the pt2 issue form)
+from dynfuzz.triage.repro_meta import attach, meta_of, script_of, write_repro
+from dynfuzz.triage.repro_template import TWIN_MARK, UNRENDERABLE, Plan, fill
 
 if TYPE_CHECKING:
     from dynfuzz.triage.minimize import Minimized
@@ -37,6 +40,8 @@ EXPORT_CALLS = {"strict": "torch.export.export(strict=True)", "dynamo": "torch._
                 "aot": 'torch.compile(fullgraph=True, backend="eager").aot_compile'}
 # Oracles whose divergence may involve a call that raised: the repro keeps an exception as the call's result.
 _CATCHING = ("exceptions", "illegal", "effects", "grads")
+# Exception kinds where compiled raised and eager returned: their check also compares values once compiled returns.
+_RAISED = ("crash", "spurious-exception", "unsupported")
 _GRAD_WORDS = ("requires_grad", "Parameter", "register_hook", "torch.nn")
 
 
@@ -48,7 +53,7 @@ def torch_version() -> str:
 
 
 def metadata_for(case: Case, finding: Finding, spec: CompileSpec, **extra: Any) -> dict[str, Any]:
-    """The `DYNFUZZ` block: what `dynfuzz replay`, `check` and the pytest plugin read back."""
+    """A repro's metadata (its sidecar file): what `dynfuzz replay`, `check` and the pytest plugin read back."""
     meta = {
         "oracle": finding.oracle,
         "kind": finding.kind,
@@ -126,7 +131,8 @@ def plan_for(case: Case, finding: Finding | None, spec: CompileSpec) -> Plan:
     # An earlier call that raised in both modes is skipped by every oracle, so the repro must survive it too.
     return Plan(calls=calls, between=_defines(case.source, "between"), catch=oracle in _CATCHING or calls > 1,
                 backward=oracle in ("grads", "effects", "illegal") and any(w in text for w in _GRAD_WORDS),
-                frames=oracle == "recompiles", seed="rand" in text, options=options)
+                frames=oracle == "recompiles", seed="rand" in text, options=options,
+                crash_values=finding is not None and finding.oracle == "exceptions" and finding.kind in _RAISED)
 
 
 def _check_lines(case: Case, finding: Finding | None) -> tuple[list[str], bool]:
@@ -139,8 +145,8 @@ def _check_lines(case: Case, finding: Finding | None) -> tuple[list[str], bool]:
         return UNRENDERABLE.format(why=str(e).replace('"', "'")).splitlines(), False
 
 
-def _about(spec: CompileSpec, plan: Plan, meta: dict[str, Any], note: str = "") -> str:
-    """The docstring's body: any note, then the torch version and the compile call the repro makes."""
+def _header(title: str, spec: CompileSpec, plan: Plan, meta: dict[str, Any], note: str = "") -> list[str]:
+    """The comment lines above the program: the title, any note, the torch version and the compile call."""
     compile_kwargs = (f"{k}={v!r}" for k, v in plan.options.items() if k != "logs")
     kwargs = ", ".join([f'backend="{spec.backend}"', *compile_kwargs])
     doubled = f" (found with the test double {spec.compiler!r})" if spec.compiler != "torch" else ""
@@ -149,13 +155,15 @@ def _about(spec: CompileSpec, plan: Plan, meta: dict[str, Any], note: str = "") 
         how = EXPORT_CALLS[plan.options["export"]] + " at the call's arguments, the exported graph run on them"
     if plan.options.get("logs"):
         how += " with torch's logs on (torch._logging.set_logs)"
-    lines = [note.strip()] if note.strip() else []
+    lines = [title.replace("\n", " ")]
+    lines += [line.rstrip() for line in note.strip().splitlines()] if note.strip() else []
     lines.append(f"torch {meta.get('torch')}, {how}{doubled}: exits 1 while the bug is present, 0 once fixed.")
-    return "\n".join(lines)
+    return lines
 
 
 def render_repro(case: Case, finding: Finding | None, spec: CompileSpec, meta: dict, note: str = "") -> str:
-    """The pasteable repro for `finding` (None: a seed scenario, checked on its outputs)."""
+    """The pasteable repro for `finding` (None: a seed scenario, checked on its outputs), its metadata as
+    the text's last line (`repro_meta.attach`; `write_repro` moves it beside the script)."""
     check, renderable = _check_lines(case, finding)
     try:
         plan = plan_for(case, finding, spec)
@@ -165,26 +173,13 @@ def render_repro(case: Case, finding: Finding | None, spec: CompileSpec, meta: d
     meta = dict(meta)
     if not renderable:
         meta["check"] = "dynfuzz"
+    if case.eager_source:
+        meta["eager_program"] = case.eager_source
     title = str(meta.get("title") or (finding.title if finding is not None else "dynfuzz repro"))
-    return fill(title=title, about=_about(spec, plan, meta, note), meta=meta, source=case.source,
-                eager_source=case.eager_source, entry=case.entry, backend=spec.backend, device=spec.device,
-                plan=plan, config=dynamo_config(case), check=check)
-
-
-def render_report(case: Case, finding: Finding, spec: CompileSpec, meta: dict, repro_text: str) -> str:
-    """A bug report in the form of PyTorch's pt2 issue template: title, repro, expected vs actual, versions."""
-    details = "\n".join(finding.details[:8]) or finding.message
-    return (f"# [dynamo] {finding.title}\n\n"
-            f"### 🐛 Describe the bug\n\n"
-            f"`torch.compile` ({spec.describe()}) diverges from eager ({finding.oracle} oracle, "
-            f"kind `{finding.kind}`): {finding.message}.\n\n"
-            f"Repro (exits 1 while the bug is present, 0 once fixed):\n\n```python\n{repro_text.rstrip()}\n```\n\n"
-            f"### Expected vs actual\n\nExpected: what eager does. Actual: what the compiled function does.\n\n"
-            f"```\n{details}\n```\n\n"
-            f"### Versions\n\n- torch {meta.get('torch', torch_version())}\n"
-            f"- python {meta.get('python', platform.python_version())}\n"
-            f"- platform {platform.platform()}\n\n"
-            f"Found by dynfuzz (seed {case.seed}, tags: {', '.join(sorted(case.tags)) or 'none'}).\n")
+    script = fill(header=_header(title, spec, plan, meta, note), source=case.source, eager_source=case.eager_source,
+                  entry=case.entry, backend=spec.backend, device=spec.device, plan=plan, config=dynamo_config(case),
+                  check=check)
+    return attach(script, meta)
 
 
 def write_finding(directory: Path, case: Case, finding: Finding, spec: CompileSpec, name: str | None = None,
@@ -192,10 +187,7 @@ def write_finding(directory: Path, case: Case, finding: Finding, spec: CompileSp
     """Write the repro for `finding` to `directory/<name>.py` (default: its signature) and return its path."""
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{name or finding.signature}.py"
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(render_repro(case, finding, spec, metadata_for(case, finding, spec, **extra)))
-    tmp.replace(path)
-    return path
+    return write_repro(path, render_repro(case, finding, spec, metadata_for(case, finding, spec, **extra)))
 
 
 def _run_verdict(cmd: list[str], timeout: float, script: bool) -> str:
@@ -233,6 +225,7 @@ def verify_repro(path: Path, spec: CompileSpec, timeout: float = 120) -> str:
         meta = read_program(path).meta
     except UsageError:
         return "error"
+    meta = meta or meta_of(path)
     if spec.compiler != "torch" or meta.get("check") == "dynfuzz" or os.environ.get("DYNFUZZ_MUTANTS"):
         cmd = [sys.executable, "-m", "dynfuzz", "check", str(path), "--compiler", spec.compiler,
                "--backend", spec.backend, "--device", spec.device]
@@ -262,7 +255,7 @@ def _with_tags(case: Case, tags) -> Case:
 
 def render_entry(meta: dict[str, Any], source: str, eager_source: str | None = None, about: str = "",
                  finding: Finding | None = None) -> str:
-    """A corpus entry: `meta` as its DYNFUZZ block, checked on `finding` (None: a seed scenario)."""
+    """A corpus entry: its script with `meta` as its metadata, checked on `finding` (None: a seed scenario)."""
     spec = CompileSpec(meta.get("compiler", "torch"), meta["backend"], meta["device"], bool(meta["fullgraph"]),
                        meta.get("dynamic"))
     case = Case(source=source, entry=meta.get("entry", "f"), tags=frozenset(meta.get("tags", ())),
@@ -274,8 +267,7 @@ def write_minimized(m: Minimized, spec: CompileSpec, out: Path, origin: dict[str
                     verify: bool = True) -> str:
     """Write the minimized repro to `out`; with `verify`, run it once and say so when it does not reproduce."""
     text = render_minimized(m, spec, origin)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text)
+    write_repro(out, text)
     if verify:
         verdict = verify_repro(out, spec)
         if verdict != "reproduces":
@@ -294,6 +286,20 @@ class SavedProgram:
     path: Path
 
 
+def plain_program(text: str) -> str:
+    """The program of a plain repro: its text less the `if __name__ == "__main__":` block that ends it (and
+    an eager twin appended for the check), less the metadata line; any other text is returned as it is."""
+    text = script_of(text)
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return text
+    last = tree.body[-1] if tree.body else None
+    if isinstance(last, ast.If) and ast.unparse(last.test).replace("'", '"') == '__name__ == "__main__"':
+        text = "".join(text.splitlines(True)[:last.lineno - 1])
+    return text.split("\n" + TWIN_MARK + "\n", 1)[0].rstrip("\n") + "\n"
+
+
 def read_program(path: Path) -> SavedProgram:
     """Parse a saved repro or hand-written program; UsageError (exit 2) if it is not one."""
     try:
@@ -309,16 +315,16 @@ def read_program(path: Path) -> SavedProgram:
     assigned: dict[str, Any] = {}
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                and node.targets[0].id in ("DYNFUZZ", "PROGRAM", "EAGER_PROGRAM", "ENTRY"):
+                and node.targets[0].id in ("PROGRAM", "EAGER_PROGRAM", "ENTRY"):
             try:
                 assigned[node.targets[0].id] = ast.literal_eval(node.value)
             except ValueError:
                 raise UsageError(f"{path}: {node.targets[0].id} must be a literal") from None
-    meta = dict(assigned.get("DYNFUZZ") or {})
-    source = assigned.get("PROGRAM") or text
+    meta = meta_of(Path(path), text)
+    source = assigned.get("PROGRAM") or plain_program(text)
     entry = meta.get("entry") or assigned.get("ENTRY") or "f"
     try:
-        program_tree = ast.parse(source) if "PROGRAM" in assigned else tree
+        program_tree = ast.parse(source)
     except SyntaxError as e:
         raise UsageError(f"{path}: PROGRAM does not parse: line {e.lineno}: {e.msg}") from None
     defined = {n.name for n in program_tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
@@ -329,7 +335,8 @@ def read_program(path: Path) -> SavedProgram:
             raise UsageError(f"{path}: no `{required}` defined (a program needs an entry function "
                              f"and `inputs(device, call=0)`; see docs/programs.md)")
     case = Case(source=source, entry=entry, tags=frozenset(meta.get("tags", ())), seed=meta.get("seed"),
-                families=tuple(meta.get("families", ())), eager_source=assigned.get("EAGER_PROGRAM"),
+                families=tuple(meta.get("families", ())),
+                eager_source=assigned.get("EAGER_PROGRAM") or meta.get("eager_program"),
                 intended_error=meta.get("intended_error"),
                 dynamo_config_items=tuple((_program_literal(source, "DYNAMO_CONFIG") or {}).items()))
     return SavedProgram(case, meta, Path(path))

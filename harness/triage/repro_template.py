@@ -1,57 +1,57 @@
-"""The one template every repro is rendered from: the program, the compile call, the check.
+"""The one template every repro is rendered from: the program as plain code, the compile call, the check.
 
-A repro runs the program twice, each time from a fresh namespace (the program may change its
-own globals): eagerly, and compiled the way the finding was (backend, fullgraph, dynamic,
-Dynamo config, call plan up to the diverging call). Then the lines the finding's own oracle
-rendered (`oracles.registry.render_check`) assert the one aspect that diverged. The script
-imports only torch; `DYNFUZZ`, `PROGRAM` and `EAGER_PROGRAM` are literals `dynfuzz replay` reads.
+A repro is the program itself, verbatim at the top level of the file (so it is also a program `dynfuzz
+check` reads, and torch finds its source on disk), then an `if __name__ == "__main__":` block that calls it
+eagerly and compiled the way the finding was (backend, fullgraph, dynamic, one Dynamo config patch when the
+program asks for one, the call plan up to the diverging call) and asserts the one aspect that diverged: the
+lines the finding's own oracle renders (`oracles.registry.render_check`) over the names `out, args, ns`
+(eager) and `c_out, c_args, c_ns` (compiled). When the harness loads the file as a program the block does
+not run. Eager and compiled share the file's globals unless the program keeps state of its own
+(`keeps_state`): then eager runs in a fresh copy of the module, as each mode does in dynfuzz's workers.
+The metadata is not in the script: `repro_meta` keeps it beside it.
 """
 from __future__ import annotations
 
 import ast
-import pprint
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from dynfuzz.triage.repro_twin import eager_twin, keeps_state
+
 TEMPLATE = '''\
-"""{title}
-
-{about}"""
-DYNFUZZ = {meta}
-
-import torch
-
-PROGRAM = {program}
-{eager_program}{helpers}
-
-def run(source, compiled):
-{seed}{namespace}    exec(compile(source, linecache.cache.setdefault(ns["__name__"], (len(source), None, source.splitlines(True), ns["__name__"]))[3], "exec"), ns)
-    fn = {compiled_fn} if compiled else ns["{entry}"]
-{calls}    return out, args, ns
+{header}
+{program}
 
 
-out, args, ns = run({eager_name}, compiled=False)
-c_out, c_args, c_ns = run(PROGRAM, compiled=True)
-{check}
-'''  # noqa: E501 (the generated exec line)
+if __name__ == "__main__":
+{driver}
+'''
 
-BACKWARD = '''
-
+BACKWARD = '''\
 def backward(out):  # as dynfuzz does: sum_k k * mean(out_k) over the output tensors that require grad
     leaves = [t for t in torch.utils._pytree.tree_leaves(out) if isinstance(t, torch.Tensor)]
     loss = [k * t.float().mean() for k, t in enumerate(leaves, 1) if t.requires_grad and t.is_floating_point()]
     sum(loss).backward() if loss else None
 '''
 
-# The program runs as an importable module, as in dynfuzz's workers: Dynamo imports a frame's module by its
-# `__name__` (for torch.cond's branches on 2.13; for any global on 2.5, which otherwise fails with
-# "No module named 'repro'" before reaching the bug). `run` also registers the source in linecache under the
-# module's name, as the workers do: torch 2.5 compiles a function whose source file it cannot find through a
-# wrapper frame (`external_utils.wrap_inline`), so the entry was inlined instead of being the root frame, and a
-# bug of the root frame's cells (found by the workers) did not reproduce in the script.
-NAMESPACE_MODULE = '''\
-    ns = vars(sys.modules.setdefault(f"repro_{compiled}", types.ModuleType(f"repro_{compiled}")))
+# Eager runs in a fresh copy of this file's program (importable by name: eager-mode torch.cond imports it).
+FRESH_COPY = '''\
+import importlib.util
+import sys
+spec = importlib.util.spec_from_file_location("eager_copy", __file__)
+eager = sys.modules["eager_copy"] = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(eager)
 '''
+
+# A crash repro also compares the values once the compiled call returns: a crash that turned into a silent
+# wrong value still fails.
+CRASH_VALUES = [
+    "tensors = lambda o: [t for t in torch.utils._pytree.tree_leaves(o) if isinstance(t, torch.Tensor)]",
+    'torch.testing.assert_close(tensors(c_out), tensors(out), equal_nan=True, msg=lambda m: "eager vs compiled: "'
+    " + m)"]
+
+TWIN_MARK = "# eager runs this plain-Python rendering of the program (dynfuzz's eager reference)"
 
 UNRENDERABLE = '''\
 print("dynfuzz cannot express this divergence as a torch-only check ({why});")
@@ -71,88 +71,135 @@ class Plan:
     seed: bool = False
     options: dict[str, Any] = field(default_factory=dict)
     perturb: list[str] = field(default_factory=list)  # lines run before the second call (guard perturbations)
-
-
-def literal(text: str | None) -> str:
-    """A Python literal for program text, as a raw triple-quoted block when that is exact."""
-    if text is None:
-        return "None"
-    body = text.strip("\n") + "\n"
-    if "'''" not in body and not body.endswith("\\\n") and "\\'''" not in body:
-        return "r'''\n" + body + "'''"
-    return repr(text)
-
-
-def compile_call(entry: str, backend: str, plan: Plan, config: dict[str, Any]) -> str:
-    """`torch.compile(ns["f"], ...)` as the finding compiled it, under its Dynamo config patch if any: the
-    patch is on while `torch.compile` runs and while the compiled function is called."""
-    if "export" in plan.options:  # harness/run/export_runner.py: exported, not compiled, at each call's arguments
-        exported = f'exported(ns["{entry}"], {plan.options["export"]!r})'
-        return f"torch._dynamo.config.patch({_settings(config)})({exported})" if config else exported
-    kwargs = [f'backend="{backend}"' if not plan.frames else "backend=counter"]
-    kwargs += [f"{k}={v!r}" for k, v in plan.options.items() if k != "logs"]
-    if not config:
-        return f'torch.compile(ns["{entry}"], {", ".join(kwargs)})'
-    patch = f"torch._dynamo.config.patch({_settings(config)})"
-    # compiled under the patch (some settings are read by torch.compile itself) and called under it
-    return f'{patch}({patch}(torch.compile)(ns["{entry}"], {", ".join(kwargs)}))'
+    crash_values: bool = False  # the check also compares values when the compiled call returns
 
 
 def _settings(config: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in config.items())
 
 
-def calls_block(plan: Plan, device: str) -> str:
-    """The loop over the call plan: `between`, fresh inputs, the call, the backward pass, frame counts."""
-    single = plan.calls == 1
-    pad = "    " if single else "        "
-    lines = [] if single else [f"    for call in range({plan.calls}):"]
-    index = "0" if single else "call"
-    if plan.between and not single:
-        lines.append(f"{pad}if call:\n{pad}    ns[\"between\"](call)")
-    lines.append(f'{pad}args = ns["inputs"]("{device}", {index})')
-    if plan.perturb and not single:
-        lines.append(f"{pad}if call:  # the change the finding made before the second call")
-        lines += [f"{pad}    {p}" for p in plan.perturb]
-    body = ["out = fn(*args)"] + (["backward(out)"] if plan.backward else [])
+def compile_call(entry: str, backend: str, plan: Plan) -> str:
+    """`torch.compile(f, ...)` as the finding compiled it (or the export wrapper), over the entry's name."""
+    if "export" in plan.options:  # harness/run/export_runner.py: exported, not compiled, at each call's arguments
+        return f'exported({entry}, {plan.options["export"]!r})'
+    kwargs = [f'backend="{backend}"' if not plan.frames else "backend=counter"]
+    kwargs += [f"{k}={v!r}" for k, v in plan.options.items() if k != "logs"]
+    return f"torch.compile({entry}, {', '.join(kwargs)})"
+
+
+def _run_helper(plan: Plan, device: str, stateful: bool) -> list[str]:
+    """`run(fn[, ns])`: the call plan, an exception kept as the call's result, `(out, args)` returned."""
+    inputs = 'ns["inputs"]' if stateful else "inputs"
+    body: list[str] = ["torch.manual_seed(0)"] if plan.seed else []
+    many = plan.calls > 1
+    pad = "    " if many else ""
+    if many:
+        body.append(f"for call in range({plan.calls}):")
+        if plan.between:
+            body += [f"{pad}if call:", f'{pad}    {"ns" if stateful else "globals()"}["between"](call)']
+    body.append(f'{pad}args = {inputs}("{device}"{", call" if many else ""})')
+    if plan.perturb and many:
+        body += [f"{pad}if call:  # the change the finding made before the second call",
+                 *(f"{pad}    {p}" for p in plan.perturb)]
+    call = ["out = fn(*args)"] + (["backward(out)"] if plan.backward else [])
     if plan.catch:
-        lines.append(f"{pad}try:")
-        lines += [f"{pad}    {b}" for b in body]
-        lines += [f"{pad}except Exception as e:", f"{pad}    out = e"]
+        body += [f"{pad}try:", *(f"{pad}    {c}" for c in call),
+                 f"{pad}except Exception as e:  # an exception is the call's result",
+                 f"{pad}    out = e"]
     else:
-        lines += [f"{pad}{b}" for b in body]
-    if plan.frames:
-        lines.append(f"{pad}if compiled:\n{pad}    frames.append(counter.frame_count)")
-    return "\n".join(lines) + "\n"
+        body += [f"{pad}{c}" for c in call]
+    body.append("return out, args")
+    return [f"def run(fn{', ns' if stateful else ''}):", *("    " + b for b in body)]
 
 
-def fill(*, title: str, about: str, meta: dict[str, Any], source: str, eager_source: str | None, entry: str,
-         backend: str, device: str, plan: Plan, config: dict[str, Any], check: list[str]) -> str:
-    """The whole repro script; it must parse (checked here, so a rendering bug never reaches disk)."""
-    helpers = BACKWARD if plan.backward else ""
-    imports = "import linecache\nimport sys\nimport types\n"
-    if "export" in plan.options:
-        from dynfuzz.run.export_runner import EXPORT_HELPER
+def _simple(plan: Plan) -> bool:
+    return plan.calls == 1 and not (plan.catch or plan.backward or plan.seed or plan.between or plan.perturb)
 
-        helpers += EXPORT_HELPER
-        imports += "import copy\n"
+
+def _frames_driver(plan: Plan, device: str, compiled: str, backend: str) -> list[str]:
+    """Compiled only: call the plan, counting compiled frames after each call (recompile checks)."""
+    lines = [f'counter = torch._dynamo.testing.CompileCounterWithBackend("{backend}")',
+             f"fn = {compiled}", "frames = []"]
+    if any("ns[" in p for p in plan.perturb):
+        lines.append("ns = globals()")
+    lines.append(f"for call in range({plan.calls}):")
+    if plan.between:
+        lines += ["    if call:", "        between(call)"]
+    lines.append(f'    args = inputs("{device}", call)')
+    if plan.perturb:
+        lines += ["    if call:  # the change the finding made before the second call",
+                  *(f"        {p}" for p in plan.perturb)]
+    if plan.catch:
+        lines += ["    try:", "        fn(*args)", "    except Exception:", "        pass"]
+    else:
+        lines.append("    fn(*args)")
+    lines.append("    frames.append(counter.frame_count)")
+    return lines
+
+
+def driver(*, entry: str, eager_entry: str, backend: str, device: str, plan: Plan, config: dict[str, Any],
+           check: list[str], stateful: bool) -> list[str]:
+    """The lines under `if __name__ == "__main__":` (unindented)."""
+    lines: list[str] = []
+    if plan.backward:
+        lines += BACKWARD.splitlines()
     if plan.options.get("logs"):
         from dynfuzz.run.torch_logs import torch_log_settings
 
-        settings = ", ".join(f"{k}={v!r}" for k, v in torch_log_settings().items())
-        helpers += f"\n\ntorch._logging.set_logs({settings})  # compiled, as the finding was, with torch's logs on\n"
+        lines.append(f"torch._logging.set_logs({_settings(torch_log_settings())})  # as the finding was compiled")
+    compiled = compile_call(entry, backend, plan)
+    patch = [f"with torch._dynamo.config.patch({_settings(config)}):"] if config else []
+    pad = "    " if config else ""
     if plan.frames:
-        helpers += f'\n\ncounter = torch._dynamo.testing.CompileCounterWithBackend("{backend}")\nframes = []\n'
-    text = TEMPLATE.format(
-        title=title.replace('"""', "'''").replace("\\", "/"), about=about.replace('"""', "'''").replace("\\", "/"),
-        meta=pprint.pformat(meta, width=110, sort_dicts=False), program=literal(source),
-        eager_program=f"EAGER_PROGRAM = {literal(eager_source)}  # the plain-Python rendering eager runs\n"
-        if eager_source else "", helpers=helpers, seed="    torch.manual_seed(0)\n" if plan.seed else "",
-        compiled_fn=compile_call(entry, backend, plan, config), entry=entry, calls=calls_block(plan, device),
-        namespace=NAMESPACE_MODULE,
-        eager_name="EAGER_PROGRAM" if eager_source else "PROGRAM", check="\n".join(check))
-    if plan.frames:
-        text = text.replace("import torch\n", "import torch\nimport torch._dynamo.testing\n", 1)
-    text = text.replace("import torch\n", "".join(sorted(imports.splitlines(True))) + "\nimport torch\n", 1)
+        body = _frames_driver(plan, device, compiled, backend)
+        return lines + patch + [pad + b for b in body] + check
+    eager_ns = "vars(eager)" if stateful else ""
+    e_fn = f"eager.{eager_entry}" if stateful else eager_entry
+    if stateful:
+        lines += FRESH_COPY.splitlines()
+    if _simple(plan):
+        inputs = "eager.inputs" if stateful else "inputs"
+        lines += [f'args = {inputs}("{device}")', f"out = {e_fn}(*args)", *patch,
+                  f'{pad}c_args = inputs("{device}")', f"{pad}c_out = {compiled}(*c_args)"]
+    else:
+        lines += _run_helper(plan, device, stateful)
+        extra = f", {eager_ns}" if stateful else ""
+        lines += [f"out, args = run({e_fn}{extra})", *patch,
+                  f"{pad}c_out, c_args = run({compiled}{', globals()' if stateful else ''})"]
+    if any(re.search(r"\bns\b", c) for c in check):
+        lines.append(f"ns = {eager_ns or 'globals()'}")
+    if any("c_ns" in c for c in check):
+        lines.append("c_ns = globals()")
+    return lines + check + (CRASH_VALUES if plan.crash_values else [])
+
+
+def _program_text(source: str, eager_extra: str, needs: list[str]) -> str:
+    """The program verbatim, with the imports the driver needs and the eager twin's definitions appended."""
+    body = source.strip("\n")
+    present = {line.strip() for line in body.splitlines()}
+    missing = [f"import {n}" for n in needs if f"import {n}" not in present]
+    if missing:
+        body = "\n".join(missing) + "\n" + body
+    if eager_extra:
+        body += "\n\n\n" + TWIN_MARK + "\n" + eager_extra
+    return body
+
+
+def fill(*, header: list[str], source: str, eager_source: str | None, entry: str, backend: str, device: str,
+         plan: Plan, config: dict[str, Any], check: list[str]) -> str:
+    """The whole repro script; it must parse (checked here, so a rendering bug never reaches disk)."""
+    twin_text, eager_entry = eager_twin(source, eager_source, entry) if eager_source else ("", entry)
+    stateful = keeps_state(source, check + plan.perturb, plan.between) and not plan.frames
+    needs = ["torch"] + (["copy"] if "export" in plan.options else []) + (
+        ["torch._dynamo.testing"] if plan.frames else [])
+    program = _program_text(source, twin_text, needs)
+    if "export" in plan.options:
+        from dynfuzz.run.export_runner import EXPORT_HELPER
+
+        program += "\n" + EXPORT_HELPER.rstrip()
+    lines = driver(entry=entry, eager_entry=eager_entry, backend=backend, device=device, plan=plan, config=config,
+                   check=check, stateful=stateful)
+    text = TEMPLATE.format(header="\n".join("# " + h if h else "#" for h in header), program=program,
+                           driver="\n".join("    " + line if line else "" for line in lines))
     ast.parse(text)
     return text
