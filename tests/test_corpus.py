@@ -181,8 +181,9 @@ def test_corpus_entry_is_a_short_repro_whose_verdict_matches_its_status(path):
     text = path.read_text()
     imports = {line.split()[1].split(".")[0] for line in text.split("\nPROGRAM = ")[0].splitlines()
                if line.startswith(("import ", "from "))}
-    # sys, types: a cond program is an importable module; copy: an exported program's example arguments
-    assert imports <= {"torch", "sys", "types", "copy"}, imports
+    # sys, types: a cond program is an importable module; copy: an exported program's example arguments;
+    # linecache: the program's source registered under its module's name, as the workers do (repro_template.py)
+    assert imports <= {"torch", "sys", "types", "copy", "linecache"}, imports
     assert "def describe(" not in text and "first_difference" not in text
     meta = read_program(path).meta
     if "DYNFUZZ_MUTANTS" in os.environ:
