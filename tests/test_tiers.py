@@ -15,7 +15,7 @@ from dynfuzz.oracles.exceptions import category, exceptions, raised_in_trace
 from dynfuzz.oracles.grads import grads
 from dynfuzz.oracles.model import CallRecord, ExcInfo, Observation, Observations, paired_calls
 from dynfuzz.run import graph_break_registry
-from dynfuzz.triage.buckets import divergence_class, is_bug, tier_of
+from dynfuzz.triage.buckets import divergence_class, error_of, is_bug, tier_of
 from dynfuzz.triage.explain import cheap_explanation
 
 HAS_REGISTRY = graph_break_registry.registry() is not None
@@ -90,7 +90,8 @@ def test_an_observed_exception_from_a_none_dynamo_made_is_a_crash_not_a_refusal(
     assert divergence_class(found) == "trace-exception" and tier_of("trace-exception") == "crash"
     assert is_bug("trace-exception")
     key = _key(LOGGER_INT, found)
-    assert key.startswith("exceptions/trace-exception: logger global .getEffectiveLevel raising TypeError"), key
+    assert key.startswith("exceptions/trace-exception: logger global .getEffectiveLevel raising TypeError "
+                          "(Observed exception)"), key
     assert "Unsupported" not in key
 
 
@@ -158,6 +159,8 @@ def test_a_graph_break_torch_calls_a_dynamo_bug_is_a_crash_not_a_refusal(judge_s
     """, fullgraph=True)
     assert [(f.oracle, f.kind) for f in result.findings] == [("exceptions", "crash")]
     assert tier_of(divergence_class(result.findings[0])) == "crash"
+    assert error_of(result.findings[0]).startswith("Unsupported (constant fold exception)")
+    assert "compile_wrapper" not in error_of(result.findings[0])  # a wrapper frame names nothing
 
 
 def test_without_a_registry_the_type_or_the_explicit_list_documents(monkeypatch):
