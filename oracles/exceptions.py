@@ -46,7 +46,8 @@ def key(err: ExcInfo) -> str:
 #   without raising (under export Dynamo makes a `logging.Logger` method return None, and `int()` of it raises
 #   TypeError). That is a `trace-exception`, tier crash; where the wrong traced value raises nothing and flows
 #   into the result instead, the outputs oracle sees a wrong value: a miscompile;
-# - an `Unsupported` whose type torch does not document: a crash.
+# - an `Unsupported` whose type torch does not document, or whose registry hint says it is "likely to be a Dynamo
+#   bug" (gb0178 `constant fold exception`...): a crash.
 TRACE_EXCEPTION_TYPES = frozenset({"Observed exception", "Observed exception (EXCEPT_HANDLER)"})
 _TRACE_MESSAGE = re.compile(r"^'?(Observed exception|Unhandled exception|raised exception)\b")
 

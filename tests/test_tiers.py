@@ -15,7 +15,7 @@ from dynfuzz.oracles.exceptions import category, exceptions, raised_in_trace
 from dynfuzz.oracles.grads import grads
 from dynfuzz.oracles.model import CallRecord, ExcInfo, Observation, Observations, paired_calls
 from dynfuzz.run import graph_break_registry
-from dynfuzz.triage.buckets import divergence_class, is_bug, tier_of
+from dynfuzz.triage.buckets import divergence_class, error_of, is_bug, tier_of
 from dynfuzz.triage.explain import cheap_explanation
 
 HAS_REGISTRY = graph_break_registry.registry() is not None
@@ -90,7 +90,8 @@ def test_an_observed_exception_from_a_none_dynamo_made_is_a_crash_not_a_refusal(
     assert divergence_class(found) == "trace-exception" and tier_of("trace-exception") == "crash"
     assert is_bug("trace-exception")
     key = _key(LOGGER_INT, found)
-    assert key.startswith("exceptions/trace-exception: logger global .getEffectiveLevel raising TypeError"), key
+    assert key.startswith("exceptions/trace-exception: logger global .getEffectiveLevel raising TypeError "
+                          "(Observed exception)"), key
     assert "Unsupported" not in key
 
 
@@ -142,12 +143,33 @@ def test_the_registry_of_the_torch_under_test_names_graph_breaks():
     assert graph_break_registry.documented(None, "call_method X") is None  # a registry release types every break
 
 
+@needs_registry
+def test_a_graph_break_torch_calls_a_dynamo_bug_is_a_crash_not_a_refusal(judge_source):
+    """`round(random.uniform(0, 0), 0)` under fullgraph: gb0178 `constant fold exception`, whose registry hint says
+    "This is likely to be a Dynamo bug" (a 3-minute fullgraph campaign had filed it as a refusal)."""
+    assert graph_break_registry.called_a_bug("constant fold exception")
+    assert graph_break_registry.documented("constant fold exception", "") is None
+    result = judge_source("""
+        import random
+        import torch
+        def f():
+            b = round(random.uniform(0, 0), 0)
+        def inputs(device, call=0):
+            return ()
+    """, fullgraph=True)
+    assert [(f.oracle, f.kind) for f in result.findings] == [("exceptions", "crash")]
+    assert tier_of(divergence_class(result.findings[0])) == "crash"
+    assert error_of(result.findings[0]).startswith("Unsupported (constant fold exception)")
+    assert "compile_wrapper" not in error_of(result.findings[0])  # a wrapper frame names nothing
+
+
 def test_without_a_registry_the_type_or_the_explicit_list_documents(monkeypatch):
     monkeypatch.setattr(graph_break_registry, "_registry_path", lambda: None)
-    graph_break_registry.registry.cache_clear()
+    graph_break_registry._entries.cache_clear()
     try:
         assert graph_break_registry.registry() is None
         assert graph_break_registry.documented("Some type", "") == "Some type"  # 2.7 on: the type documents it
+        assert graph_break_registry.documented("Some type", "Hint: This is likely to be a Dynamo bug.") is None
         documented = functools.partial(graph_break_registry.documented, None, via_unimplemented=True)
         assert documented("call_method UserDefinedObjectVariable(Tags) add [] {}") == "call_method"  # 2.5.1's words
         assert documented("'skip function graph_break in file x.py'") == "skip function"
@@ -156,7 +178,7 @@ def test_without_a_registry_the_type_or_the_explicit_list_documents(monkeypatch)
         # raised other than through exc.unimplemented (2.5.1's `raise Unsupported("Observed exception")`)
         assert graph_break_registry.documented(None, "call_method X", via_unimplemented=False) is None
     finally:
-        graph_break_registry.registry.cache_clear()
+        graph_break_registry._entries.cache_clear()
 
 
 def test_a_program_refusing_on_call_1_under_fullgraph_yields_no_later_gradient_finding(judge_source):

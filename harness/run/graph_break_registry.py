@@ -13,6 +13,10 @@ and a release without it degrades to:
   named by `UNTYPED_GRAPH_BREAKS`, an explicit list of torch 2.5.1's message heads, or else by the message's
   own first words (up to eight, and to the first value it quotes).
 
+A graph break torch itself calls a bug is no refusal: its registry hints (or, without a registry, its message)
+say "This is likely to be a Dynamo bug" (`DYNAMO_BUG_HINT`, 40 types in 2.13: `constant fold exception`, `Missing
+FakeTensor example value`...), and it stays undocumented here, a crash.
+
 `documented(gb_type, message)` is what execute.py stamps into each `ExcInfo` it makes (`graph_break`): the
 label a refusal's bucket key carries, e.g. `gb0291: logging.Logger method not supported for non-export cases`,
 or None.
@@ -25,6 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 
 REGISTRY_FILE = "graph_break_registry.json"
+DYNAMO_BUG_HINT = "This is likely to be a Dynamo bug"
 
 # torch 2.5.1's `unimplemented(...)` messages, by their static head: (regular expression matched at the start
 # of the message, the name a refusal's key carries). Generic heads (`call_method`, `builtin:`) are Dynamo
@@ -72,9 +77,7 @@ def _registry_path() -> Path | None:
 
 
 @lru_cache(maxsize=1)
-def registry() -> dict[str, str] | None:
-    """`gb_type` -> registry id (`GB0291`) for the torch this process imports; None when it ships no registry.
-    Historical types listed under an id map to it too (torch's own look-up does the same)."""
+def _entries() -> tuple[dict[str, str], frozenset[str]] | None:
     path = _registry_path()
     if path is None:
         return None
@@ -83,11 +86,27 @@ def registry() -> dict[str, str] | None:
     except (OSError, ValueError):
         return None
     by_type: dict[str, str] = {}
+    bugs: set[str] = set()
     for gb_id, versions in sorted(entries.items()):
         for version in versions if isinstance(versions, list) else ():
             if isinstance(version, dict) and isinstance(version.get("Gb_type"), str):
                 by_type.setdefault(version["Gb_type"], gb_id)
-    return by_type
+                if any(DYNAMO_BUG_HINT in str(hint) for hint in version.get("Hints") or ()):
+                    bugs.add(version["Gb_type"])
+    return by_type, frozenset(bugs)
+
+
+def registry() -> dict[str, str] | None:
+    """`gb_type` -> registry id (`GB0291`) for the torch this process imports; None when it ships no registry.
+    Historical types listed under an id map to it too (torch's own look-up does the same)."""
+    entries = _entries()
+    return dict(entries[0]) if entries is not None else None
+
+
+def called_a_bug(gb_type: str) -> bool:
+    """The registry's hints for this graph-break type say it is likely a Dynamo bug."""
+    entries = _entries()
+    return entries is not None and gb_type in entries[1]
 
 
 _HEAD = re.compile(r"[A-Za-z_][\w.*`' -]*")
@@ -99,6 +118,8 @@ def documented(gb_type: str | None, message: str, via_unimplemented: bool = Fals
     `via_unimplemented`: Dynamo raised it through `exc.unimplemented` (what tells a graph break on an untyped
     release)."""
     table = registry()
+    if DYNAMO_BUG_HINT in message or (gb_type and called_a_bug(gb_type)):
+        return None
     if gb_type:
         if table is None:
             return gb_type

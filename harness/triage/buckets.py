@@ -202,6 +202,12 @@ def error_of(f: Finding) -> str | None:
             if any("RecursionError" in d for d in f.details):
                 return f"{name} (RecursionError)"  # where the stack ran out depends on the process's depth
             frame = getattr(f, "key_frame", None) or getattr(f, "torch_frame", None)
+            gb_type = next((d[len("gb_type: "):] for d in f.details if d.startswith("gb_type: ")), None)
+            if gb_type and cls in ("crash", "trace-exception"):
+                # a graph break that is no refusal: named by its type; Dynamo shortens its traceback, so a frame
+                # is often only the wrapper that re-raised it, which names nothing
+                name = f"{name} ({gb_type})"
+                frame = None if frame in WRAPPER_FRAMES else frame
             return f"{name} in {frame}" if frame else name
     return None
 
