@@ -279,6 +279,7 @@ def test_written_repro_reproduces_in_a_subprocess_and_reads_back(tmp_path):
     saved = read_program(path)
     assert saved.meta["oracle"] == "exceptions" and "if True:" in saved.case.source
     assert "__main__" not in saved.case.source and "c_out" not in saved.case.source  # the program, not the driver
+    assert not saved.case.source.startswith("#")  # nor the header: a re-rendering writes its own
     broken = path.read_text().replace("c_out, c_args = run(", "c_out, c_args = undefined_name(")
     path.write_text(broken)
     assert verify_repro(path, spec) == "error"  # a script that breaks is not a reproduction

@@ -296,8 +296,11 @@ def plain_program(text: str) -> str:
         return text
     last = tree.body[-1] if tree.body else None
     if isinstance(last, ast.If) and ast.unparse(last.test).replace("'", '"') == '__name__ == "__main__"':
-        text = "".join(text.splitlines(True)[:last.lineno - 1])
-    return text.split("\n" + TWIN_MARK + "\n", 1)[0].rstrip("\n") + "\n"
+        lines = text.splitlines(True)[:last.lineno - 1]
+        while lines and lines[0].startswith("#"):  # the rendered header: a new rendering writes its own
+            lines.pop(0)
+        text = "".join(lines)
+    return text.split("\n" + TWIN_MARK + "\n", 1)[0].strip("\n") + "\n"
 
 
 def read_program(path: Path) -> SavedProgram:
