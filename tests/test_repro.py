@@ -363,7 +363,8 @@ def read_program_text(text: str) -> dict:
 
 # Real torch bugs a campaign files (corpus entries that still diverge on the torch they were recorded on): the
 # campaign's triage (`triage_one`: minimize, explain, render, verify) must write a plain repro of each kind.
-TRIAGED = ["wrong_value_tensor_local_unsqueeze", "set_subclass_global_add_lost", "nullcontext_value_across_graph_break_crash"]
+TRIAGED = ["wrong_value_tensor_local_unsqueeze", "set_subclass_global_add_lost",
+           "nullcontext_value_across_graph_break_crash"]
 
 
 @pytest.mark.parametrize("name", TRIAGED)
