@@ -392,3 +392,18 @@ def test_a_minimized_repro_is_plain_short_and_exits_1_in_a_fresh_process(name, t
     done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 1 and "AssertionError" in done.stderr, done.stderr[-3000:]
     assert read_program(path).meta["signature"] == t.finding.signature  # its metadata, from repro.json
+
+
+def test_a_cases_dynamo_config_is_patched_once_and_reads_back(tmp_path):
+    """A minimized program may have lost its DYNAMO_CONFIG line while its case still runs under it: the repro
+    patches it once, around the compiled run, and its metadata keeps it for replay."""
+    case = _case(OUTPUT_PROGRAM, dynamo_config_items=(("capture_scalar_outputs", True),))
+    f = Finding("outputs", "miscompile", "call 0: out[1] value differ", "k", call=0,
+                details=("out[1]: value: expected 4, got 5",))
+    text = render_repro(case, f, CompileSpec(), metadata_for(case, f, CompileSpec()))
+    script = script_of(text)
+    assert script.count("torch._dynamo.config.patch(capture_scalar_outputs=True)") == 1
+    assert "with torch._dynamo.config.patch(capture_scalar_outputs=True):\n        c_args" in script
+    saved = read_program(write_repro(tmp_path / "repro.py", text))
+    assert saved.case.dynamo_config == {"capture_scalar_outputs": True}
+    assert run_script(text) == 0
