@@ -304,7 +304,10 @@ def test_report_is_a_pt2_bug_report():
     assert report.startswith("# ") and f.oracle in report.splitlines()[0]
     for part in ("```python", "### Expected vs actual", "### Versions", f"torch {meta['torch']}", "python "):
         assert part in report
-    assert text.strip() in report
+    first = report.split("```python\n", 1)[1].split("```", 1)[0]  # the block PyTorch's triage extracts
+    assert first.strip() == script_of(text).strip() and "dynfuzz-meta" not in report
+    facts = report.split("```python", 1)[0]
+    assert "- **Tier:** miscompile" in facts and "- **Fails on releases:** not checked" in facts
 
 
 GUARD_PROGRAM = """
