@@ -35,7 +35,7 @@ def pytest_addoption(parser) -> None:
 
 
 def pytest_collect_file(parent, file_path: Path):
-    """Collect `.py` files under a folder named `corpus` that define `DYNFUZZ` metadata."""
+    """Collect `.py` files under a folder named `corpus` that have repro metadata (`<stem>.json` or `DYNFUZZ`)."""
     if "corpus" in file_path.parts and is_corpus_file(file_path):
         return CorpusFile.from_parent(parent, path=file_path)
     return None

@@ -269,3 +269,18 @@ def test_the_report_lists_miscompiles_first_whatever_the_counts(tmp_path):
     (tmp_path / "summary.json").write_text(_json.dumps({"cases": 3, "seconds": 1, "buckets": buckets}))
     rows = merge([tmp_path]).rows
     assert [r.tier for r in rows] == ["miscompile", "crash", "refusal"]
+
+
+def test_a_refusals_report_names_its_graph_break():
+    from dynfuzz.oracles.model import Finding
+    from dynfuzz.triage.issue import summary_lines
+
+    def refusal(*details):
+        return Finding("exceptions", "unsupported", "call 0: fullgraph compile refused: x", "s", details=details)
+
+    lines = summary_lines(refusal("compiled: Unsupported: see .../gb/gb0123.html"), "refusal", "dynamo", {})
+    assert "- **Graph break:** GB0123" in lines and "- **Component:** `module: graph breaks` (first diverging " \
+        "layer: dynamo)" in lines
+    lines = summary_lines(refusal("gb_type: Tensor.tolist() with non-integer tensor"), "refusal", None, {})
+    assert "- **Graph break:** gb_type `Tensor.tolist() with non-integer tensor` (this torch printed no id)" in lines
+    assert not any("Graph break" in line for line in summary_lines(refusal(), "crash", None, {}))

@@ -279,6 +279,7 @@ def test_written_repro_reproduces_in_a_subprocess_and_reads_back(tmp_path):
     saved = read_program(path)
     assert saved.meta["oracle"] == "exceptions" and "if True:" in saved.case.source
     assert "__main__" not in saved.case.source and "c_out" not in saved.case.source  # the program, not the driver
+    assert not saved.case.source.startswith("#")  # nor the header: a re-rendering writes its own
     broken = path.read_text().replace("c_out, c_args = run(", "c_out, c_args = undefined_name(")
     path.write_text(broken)
     assert verify_repro(path, spec) == "error"  # a script that breaks is not a reproduction
@@ -303,7 +304,10 @@ def test_report_is_a_pt2_bug_report():
     assert report.startswith("# ") and f.oracle in report.splitlines()[0]
     for part in ("```python", "### Expected vs actual", "### Versions", f"torch {meta['torch']}", "python "):
         assert part in report
-    assert text.strip() in report
+    first = report.split("```python\n", 1)[1].split("```", 1)[0]  # the block PyTorch's triage extracts
+    assert first.strip() == script_of(text).strip() and "dynfuzz-meta" not in report
+    facts = report.split("```python", 1)[0]
+    assert "- **Tier:** miscompile" in facts and "- **Fails on releases:** not checked" in facts
 
 
 GUARD_PROGRAM = """
@@ -362,7 +366,8 @@ def read_program_text(text: str) -> dict:
 
 # Real torch bugs a campaign files (corpus entries that still diverge on the torch they were recorded on): the
 # campaign's triage (`triage_one`: minimize, explain, render, verify) must write a plain repro of each kind.
-TRIAGED = ["wrong_value_tensor_local_unsqueeze", "set_subclass_global_add_lost", "nullcontext_value_across_graph_break_crash"]
+TRIAGED = ["wrong_value_tensor_local_unsqueeze", "set_subclass_global_add_lost",
+           "nullcontext_value_across_graph_break_crash"]
 
 
 @pytest.mark.parametrize("name", TRIAGED)
@@ -390,3 +395,18 @@ def test_a_minimized_repro_is_plain_short_and_exits_1_in_a_fresh_process(name, t
     done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 1 and "AssertionError" in done.stderr, done.stderr[-3000:]
     assert read_program(path).meta["signature"] == t.finding.signature  # its metadata, from repro.json
+
+
+def test_a_cases_dynamo_config_is_patched_once_and_reads_back(tmp_path):
+    """A minimized program may have lost its DYNAMO_CONFIG line while its case still runs under it: the repro
+    patches it once, around the compiled run, and its metadata keeps it for replay."""
+    case = _case(OUTPUT_PROGRAM, dynamo_config_items=(("capture_scalar_outputs", True),))
+    f = Finding("outputs", "miscompile", "call 0: out[1] value differ", "k", call=0,
+                details=("out[1]: value: expected 4, got 5",))
+    text = render_repro(case, f, CompileSpec(), metadata_for(case, f, CompileSpec()))
+    script = script_of(text)
+    assert script.count("torch._dynamo.config.patch(capture_scalar_outputs=True)") == 1
+    assert "with torch._dynamo.config.patch(capture_scalar_outputs=True):\n        c_args" in script
+    saved = read_program(write_repro(tmp_path / "repro.py", text))
+    assert saved.case.dynamo_config == {"capture_scalar_outputs": True}
+    assert run_script(text) == 0

@@ -1,11 +1,12 @@
 """What runs inside a release's environment: `python -m dynfuzz.releases.probe REPRO.py`, in a fresh process.
 
-A repro with `DYNFUZZ` metadata (a corpus entry, a bucket's `repro.py`) is judged the way `dynfuzz replay`
-judges it (its program, its compile settings, every oracle), so a release's outcome is decided by signature
-exactly as replay decides still failing / FIXED / CHANGED; the finding the entry is about is then explained
-into its bucket key on this release. Before that the program runs once eagerly: an error saying that torch
-lacks a module, attribute or name the program uses means the repro needs an API this release does not have
-(`n/a`), never a pass. The result is one line on stdout, `DYNFUZZ-PROBE {json}`, whatever torch prints.
+A repro with metadata (a corpus entry, a bucket's `repro.py` and its `repro.json`) or any program of the
+convention is judged the way `dynfuzz replay` judges it (its program, its compile settings, every oracle), so
+a release's outcome is decided by signature exactly as replay decides still failing / FIXED / CHANGED; the
+finding the entry is about is then explained into its bucket key on this release. Before that the program
+runs once eagerly: an error saying that torch lacks a module, attribute or name the program uses means the
+repro needs an API this release does not have (`n/a`), never a pass. The result is one line on stdout,
+`DYNFUZZ-PROBE {json}`, whatever torch prints.
 """
 from __future__ import annotations
 

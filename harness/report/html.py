@@ -146,8 +146,8 @@ def _buckets(rows: list[Row]) -> str:
     if fixed:
         fixed = ('<h3>Fixed in a newer release</h3><p class=muted>Not counted among bugs: they pass on the newest '
                  f'release tried, and still affect older ones.</p><ul id="fixed-buckets">{fixed}</ul>')
-    return ('<section id="buckets"><h2>Buckets by tier</h2><table id="bucket-table"><thead><tr><th>#</th><th>bucket</th>'
-            "<th>tier</th><th>oracle</th><th>class</th><th>layer</th><th>count</th><th>status</th><th>tags</th>"
+    return ('<section id="buckets"><h2>Buckets by tier</h2><table id="bucket-table"><thead><tr><th>#</th>'
+            "<th>bucket</th><th>tier</th><th>oracle</th><th>class</th><th>layer</th><th>count</th><th>status</th><th>tags</th>"
             "</tr></thead>"
             f"<tbody>{''.join(body)}</tbody></table>{fixed}</section>")
 

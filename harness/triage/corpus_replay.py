@@ -50,14 +50,13 @@ class Outcome:
 
 
 def is_corpus_file(path: Path) -> bool:
-    """A corpus entry: a `.py` file (not a test or conftest) with repro metadata (a `<stem>.json` beside it, or
-    an older entry's `DYNFUZZ` block)."""
+    """A corpus entry: a `.py` file (not a test or conftest) with repro metadata (a `<stem>.json` beside it, its
+    last line, or an older entry's `DYNFUZZ` block: `repro_meta`)."""
+    from dynfuzz.triage.repro_meta import has_meta
+
     if path.suffix != ".py" or path.name == "conftest.py" or path.name.startswith(("test_", "_")):
         return False
-    try:
-        return path.with_suffix(".json").is_file() or "\nDYNFUZZ = " in path.read_text()
-    except OSError:
-        return False
+    return has_meta(path)
 
 
 def discover(paths: list[str] | None) -> list[Path]:

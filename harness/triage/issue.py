@@ -20,14 +20,20 @@ from dynfuzz.triage.repro_meta import script_of
 RELEASES_LINE = "- **Fails on releases:** "
 LAYER_LABELS = {"dynamo": "module: dynamo", "aot_eager": "module: pt2-dispatcher", "inductor": "module: inductor"}
 _GB_ID = re.compile(r"\b[Gg][Bb](\d{4})\b")
+_GB_TYPE = re.compile(r"gb_type: (.+)")
 
 
 def graph_break_id(finding: Finding) -> str | None:
-    """The graph-break id (`GB0123`) torch printed for a refusal, where it did."""
-    for text in (finding.message, *finding.details):
+    """The graph break of a refusal: torch's id (`GB0123`) where it printed one, else its `gb_type`."""
+    texts = (finding.message, *finding.details)
+    for text in texts:
         m = _GB_ID.search(text or "")
         if m:
             return f"GB{m[1]}"
+    for text in texts:
+        m = _GB_TYPE.search(text or "")
+        if m:
+            return f"gb_type `{m[1].strip()}` (this torch printed no id)"
     return None
 
 
@@ -75,7 +81,7 @@ def summary_lines(finding: Finding, tier: str, layer: str | None, meta: dict[str
     lines = [f"- **Tier:** {tier}", f"- **Component:** `{name}` ({why})",
              "- **Suggested labels:** " + ", ".join(f"`{label}`" for label in labels)]
     if tier == "refusal":
-        lines.append(f"- **Graph break:** {gb or 'id not reported by this torch'}")
+        lines.append(f"- **Graph break:** {gb or 'not reported by this torch'}")
     lines.append(RELEASES_LINE + releases_text(releases, verdict))
     return lines
 

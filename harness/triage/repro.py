@@ -175,10 +175,12 @@ def render_repro(case: Case, finding: Finding | None, spec: CompileSpec, meta: d
         meta["check"] = "dynfuzz"
     if case.eager_source:
         meta["eager_program"] = case.eager_source
+    config = dynamo_config(case)
+    if config:  # the case's own config, which its program may not spell out (a minimized one dropped it)
+        meta["dynamo_config"] = config
     title = str(meta.get("title") or (finding.title if finding is not None else "dynfuzz repro"))
     script = fill(header=_header(title, spec, plan, meta, note), source=case.source, eager_source=case.eager_source,
-                  entry=case.entry, backend=spec.backend, device=spec.device, plan=plan, config=dynamo_config(case),
-                  check=check)
+                  entry=case.entry, backend=spec.backend, device=spec.device, plan=plan, config=config, check=check)
     return attach(script, meta)
 
 
@@ -296,8 +298,11 @@ def plain_program(text: str) -> str:
         return text
     last = tree.body[-1] if tree.body else None
     if isinstance(last, ast.If) and ast.unparse(last.test).replace("'", '"') == '__name__ == "__main__"':
-        text = "".join(text.splitlines(True)[:last.lineno - 1])
-    return text.split("\n" + TWIN_MARK + "\n", 1)[0].rstrip("\n") + "\n"
+        lines = text.splitlines(True)[:last.lineno - 1]
+        while lines and lines[0].startswith("#"):  # the rendered header: a new rendering writes its own
+            lines.pop(0)
+        text = "".join(lines)
+    return text.split("\n" + TWIN_MARK + "\n", 1)[0].strip("\n") + "\n"
 
 
 def read_program(path: Path) -> SavedProgram:
@@ -338,5 +343,6 @@ def read_program(path: Path) -> SavedProgram:
                 families=tuple(meta.get("families", ())),
                 eager_source=assigned.get("EAGER_PROGRAM") or meta.get("eager_program"),
                 intended_error=meta.get("intended_error"),
-                dynamo_config_items=tuple((_program_literal(source, "DYNAMO_CONFIG") or {}).items()))
+                dynamo_config_items=tuple((_program_literal(source, "DYNAMO_CONFIG") or meta.get("dynamo_config")
+                                           or {}).items()))
     return SavedProgram(case, meta, Path(path))

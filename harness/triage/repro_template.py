@@ -102,6 +102,11 @@ def _run_helper(plan: Plan, device: str, stateful: bool) -> list[str]:
         body += [f"{pad}if call:  # the change the finding made before the second call",
                  *(f"{pad}    {p}" for p in plan.perturb)]
     call = ["out = fn(*args)"] + (["backward(out)"] if plan.backward else [])
+    if plan.catch and not many:  # one call: its result or its exception, returned with its arguments
+        call = ["return fn(*args), args"] if not plan.backward else [*call, "return out, args"]
+        return [f"def run(fn{', ns' if stateful else ''}):", *("    " + b for b in body),
+                "    try:", *(f"        {c}" for c in call),
+                "    except Exception as e:  # an exception is the call's result", "        return e, args"]
     if plan.catch:
         body += [f"{pad}try:", *(f"{pad}    {c}" for c in call),
                  f"{pad}except Exception as e:  # an exception is the call's result",
