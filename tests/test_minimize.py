@@ -51,6 +51,45 @@ def test_reducer_reaches_small_program_for_a_pure_predicate():
     assert stats.accepted > 0 and not stats.timed_out
 
 
+def test_definitions_nothing_reads_go_in_one_judge_call():
+    """What block deletion left behind when the deadline came (a class and constants whose uses were deleted, an
+    import no line needs) goes in one candidate; what the program still reads stays."""
+    source = textwrap.dedent("""\
+        import math
+        import torch
+
+        class Holder0(torch.nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.seq = torch.nn.Linear(n, n)
+        HOLDER_0 = Holder0(2)
+        SCALE = 3
+
+
+        def helper(t):
+            return t * SCALE
+
+
+        def f(x):
+            return helper(x) + 1
+
+
+        def inputs(device, call=0):
+            return (torch.ones(2, device=device),)
+        """)
+    calls = []
+
+    def still_fails(candidate: str) -> bool:
+        calls.append(candidate)
+        return "helper(x)" in candidate and "SCALE" in candidate
+
+    _, stats = reduce_source(source, still_fails)
+    first = calls[0]
+    assert "Holder0" not in first and "HOLDER_0" not in first and "import math" not in first
+    assert "def helper" in first and "SCALE = 3" in first and "def inputs" in first and "def f" in first
+    assert stats.passes.get("unreferenced") == 1
+
+
 def test_reducer_never_accepts_an_edit_the_predicate_rejects():
     seen = []
 
