@@ -8,6 +8,7 @@ importing this module registers them.
 from __future__ import annotations
 
 from . import (  # noqa: F401  (registers the fragments)
+    build_class,
     dunder,
     frame_classes,
     func_transforms,
