@@ -3,11 +3,13 @@ module level and in the frame, inheritance and super(), properties, dunder metho
 autograd.Function, torch.func transforms, checkpoint and functions Dynamo is told to skip.
 
 The fragments live in the modules of this package, imported here (their shared helpers in `common`);
-importing this module registers them.
+importing this module registers them. `build_class` registers a fragment of the opt-in `frontier` family
+(classes Dynamo builds itself under `enable_trace_load_build_class`), not of this one.
 """
 from __future__ import annotations
 
 from . import (  # noqa: F401  (registers the fragments)
+    build_class,
     dunder,
     frame_classes,
     func_transforms,
