@@ -80,7 +80,7 @@ class KnownIssues:
         """The entry whose key, or one of its `aliases` (the keys its variant repros get), is `key` on this torch
         release (`torch` None: any release); on a release the entry does not list, only once verified there."""
         key = _LOCUS.sub("", key)
-        if ": tensor ops" in key:  # names no construct: matching it would hide any other such divergence
+        if not names_fault(key):  # matching it would hide any other divergence of its kind
             return None
         if torch is not None and self.verifier is not None:
             self._verify(key, release(torch))
@@ -171,6 +171,28 @@ class KnownIssues:
                     lines.append(f"{name} = {_toml_value(item[name])}")
             parts.append("\n".join(lines) + "\n")
         path.write_text("\n".join(parts))
+
+
+_GENERIC_MISCOMPILES = frozenset({"", "tensor ops", "wrong output value", "wrong output", "side effect",
+                                  "missing guard"})
+
+
+def names_fault(key: str) -> bool:
+    """Whether a key may match a known issue: an explained key (never a cheap `<oracle>/<class>: ...` one, which
+    names the program's surface) that names a mechanism or a frame. A crash key must name a torch frame outside
+    the generic wrappers (`triage.identity.generic_frame`); a miscompile key more than a wrong output value."""
+    from dynfuzz.triage.identity import generic_frame
+
+    head, _, rest = _LAYER.sub("", _LOCUS.sub("", key)).partition(":")
+    rest = rest.strip()
+    if "/" in head or not rest:
+        return False
+    if head == "crash":
+        frames = re.findall(r"(torch/[\w/.]+\.py:[\w.<>]+)", rest)
+        return any(not generic_frame(f) for f in frames)
+    if head == "miscompile":
+        return rest not in _GENERIC_MISCOMPILES
+    return True
 
 
 def keys_of(item: dict) -> list[str]:
