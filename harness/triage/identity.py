@@ -231,6 +231,10 @@ def guard_mechanism(obs: Any, call: int) -> str:
                 return f"missing guard on tensor {aspect}"
             if aspect in ("keys", "members", "length", "attribute-order"):
                 return f"missing guard on {diffs.kinds.get(path, 'container')} {aspect}"
+            if aspect not in ("value", "values"):
+                return f"missing guard on {aspect}"  # a function swapped on a class, a type changed...
+            if path.endswith(".data") or aspect == "values":
+                return "missing guard on tensor values"
             return f"missing guard on {_scalar_kind(expected)}"  # whatever holds it: an argument, global, attribute
     return "missing guard"
 

@@ -326,9 +326,10 @@ def refresh(known: KnownIssues, torch_version: str, out=print) -> int:
         found = [k for k in keys if k is not None]
         if found[0].key != item.get("key"):
             out(f"KEY   {repros[0]}: {item.get('key')!r} -> {found[0].key!r}")
+        before = keys_of(item)  # a key the entry had stays an alias: `match` still refuses the surface and generic ones
         item["key"] = found[0].key
         aliases = {k.key for k in found[1:]} | {k.cheap_key for k in found if "tensor ops" not in k.cheap_key}
-        item["aliases"] = sorted(aliases - {item["key"]})
+        item["aliases"] = sorted((aliases | set(before)) - {item["key"]})
         sigs = list(dict.fromkeys(signatures_of(item) + [k.signature for k in found]))
         item["signature"] = sigs[0] if len(sigs) == 1 else sigs
         versions = _releases(item)
