@@ -68,6 +68,7 @@ def work(paths: list[str], localize_first: int, minimize: bool) -> None:
     first `localize_first`, localization's suspects), one JSON line per program."""
     from dynfuzz.run.compilers import CompileSpec, make_compiler
     from dynfuzz.run.judge import judge
+    from dynfuzz.triage.explain import cheap_explanation
     from dynfuzz.triage.known import choose_finding
     from dynfuzz.triage.localize import localize, wants_localization
     from dynfuzz.triage.repro import read_program
@@ -88,7 +89,9 @@ def work(paths: list[str], localize_first: int, minimize: bool) -> None:
                 finding = choose_finding(findings, {})
                 triaged = identify(saved.case, finding, spec, PER_PROGRAM_BUDGET) if minimize else \
                     _explained(saved.case, finding, spec)
-                row.update(key=triaged.explanation.key, stable=triaged.stable)
+                e = triaged.explanation  # filed as a campaign files it: an unexplained one under its cheap key
+                key = cheap_explanation(saved.case, finding).key if e.unexplained else e.key
+                row.update(key=key, stable=triaged.stable, explained=e.key)
                 if n < localize_first and wants_localization(triaged.explanation):
                     loc = localize(triaged.case, triaged.finding, spec)
                     row["suspects"] = [s["function"] for s in loc.suspects]
