@@ -20,6 +20,7 @@ from dynfuzz.oracles import Finding
 from dynfuzz.run.compilers import Compiler, CompileSpec, make_compiler
 from dynfuzz.triage.buckets import CLASSES, bucket_key, divergence_class, error_of, fault_key, tier_of
 from dynfuzz.triage.constructs import Construct, classify, family
+from dynfuzz.triage.identity import GENERIC_MECHANISMS
 from dynfuzz.triage.phases import Phases
 
 MAX_JUDGE_CALLS = 12
@@ -30,7 +31,6 @@ MAX_MINIMIZE_CALLS = 400
 SHRINK_EXAMPLES = 0
 NO_CONSTRUCT = "tensor ops"  # nothing the classifier names is needed: plain tensor code diverges
 RECALL_CLASSES = frozenset({"missing-recompile", "extra-recompile"})
-GENERIC_MECHANISMS = frozenset({"wrong output value", "wrong output", "side effect", "missing guard"})
 
 # Note [A key names what Dynamo did]
 # A key decides the bucket, whether a finding is known and what a user counts as one bug, so for the bug tiers it

@@ -20,6 +20,7 @@ divergence needs; a crash with no frame outside the wrappers): such a key never 
 from __future__ import annotations
 
 import os
+import re
 import traceback
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -250,3 +251,23 @@ def needed_behaviours(failing: tuple[str, ...], passing: list[tuple[str, ...]]) 
     lost = [have - set(p) for p in passing]
     needed = set.intersection(*lost) if lost and set.intersection(*lost) else set().union(*lost) if lost else set()
     return sorted(needed, key=lambda b: (_CATEGORY_ORDER.index(b.split(":", 1)[0]), b))
+
+
+GENERIC_MECHANISMS = frozenset({"", "tensor ops", "wrong output value", "wrong output", "side effect",
+                                  "missing guard"})
+
+
+def names_fault(key: str) -> bool:
+    """Whether a key may match a known issue: an explained key (never a cheap `<oracle>/<class>: ...` one, which
+    names the program's surface) that names a mechanism or a frame. A crash key must name a torch frame outside
+    the generic wrappers (`generic_frame`); a miscompile key more than a wrong output value."""
+    head, _, rest = re.sub(r" @[\w.-]+$", "", re.sub(r" near [^ ]+(?= @|$)", "", key)).partition(":")
+    rest = rest.strip()
+    if "/" in head or not rest:
+        return False
+    if head == "crash":
+        frames = re.findall(r"(torch/[\w/.]+\.py:[\w.<>]+)", rest)
+        return any(not generic_frame(f) for f in frames)
+    if head == "miscompile":
+        return rest not in GENERIC_MECHANISMS
+    return True

@@ -25,6 +25,7 @@ from typing import Any
 
 from dynfuzz.errors import UsageError
 from dynfuzz.paths import known_issues_file
+from dynfuzz.triage.identity import names_fault
 
 _WARNED: list[Path] = []
 _LAYER = re.compile(r" @[\w.-]+$")
@@ -171,28 +172,6 @@ class KnownIssues:
                     lines.append(f"{name} = {_toml_value(item[name])}")
             parts.append("\n".join(lines) + "\n")
         path.write_text("\n".join(parts))
-
-
-_GENERIC_MISCOMPILES = frozenset({"", "tensor ops", "wrong output value", "wrong output", "side effect",
-                                  "missing guard"})
-
-
-def names_fault(key: str) -> bool:
-    """Whether a key may match a known issue: an explained key (never a cheap `<oracle>/<class>: ...` one, which
-    names the program's surface) that names a mechanism or a frame. A crash key must name a torch frame outside
-    the generic wrappers (`triage.identity.generic_frame`); a miscompile key more than a wrong output value."""
-    from dynfuzz.triage.identity import generic_frame
-
-    head, _, rest = _LAYER.sub("", _LOCUS.sub("", key)).partition(":")
-    rest = rest.strip()
-    if "/" in head or not rest:
-        return False
-    if head == "crash":
-        frames = re.findall(r"(torch/[\w/.]+\.py:[\w.<>]+)", rest)
-        return any(not generic_frame(f) for f in frames)
-    if head == "miscompile":
-        return rest not in _GENERIC_MISCOMPILES
-    return True
 
 
 def keys_of(item: dict) -> list[str]:
@@ -347,7 +326,7 @@ def merge_same_keys(known: KnownIssues) -> int:
     kept: list[dict] = []
     for item in known.issues:
         first = by_key.get(item.get("key", ""))
-        if first is None or not item.get("key"):
+        if first is None or not item.get("key") or not names_fault(item["key"]):  # a generic key is no fault's
             by_key[item.get("key", "")] = item
             kept.append(item)
             continue
