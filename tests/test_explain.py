@@ -51,7 +51,7 @@ def test_ablation_names_the_construct_the_divergence_needs():
     case, f, spec = _finding(TWO_EFFECTS, "drop-set-arg-mutation")
     assert cheap_explanation(case, f).construct == "deque-maxlen global .appendleft", "most specific first"
     e = explain(case, f, spec)
-    assert e.key == "miscompile: set .add", "an explained key names the fault: tier and family, not the receiver"
+    assert e.key == "miscompile: side effect on set contents", "an explained key names the mechanism, not the receiver"
     assert cheap_explanation(case, f).key == "effects/lost-effect: deque-maxlen global .appendleft"
     assert e.responsible == ("set argument .add",) and e.ablated and 0 < e.judge_calls <= 12
 
@@ -66,8 +66,8 @@ def test_recall_divergence_names_the_call_plan_perturbation():
     case, f, spec = _finding(METHOD_SWAP, "stale-class-attr")
     e = explain(case, f, spec)
     assert f.call == 1
-    assert e.key == "miscompile: object method call after plain class method ="
-    assert "plain class method =" in e.responsible
+    assert e.key == "miscompile: missing guard on function", "the guard missing and what changed between calls"
+    assert e.perturbation == "plain class method =" and "plain class method =" in e.responsible
 
 
 @pytest.mark.slow
@@ -83,7 +83,7 @@ def test_queue_minimizes_in_a_worker_and_drain_respects_its_deadline():
     results, left = queue.drain(time.monotonic() + 240)
     ((ident, status, triaged),) = results
     assert (ident, status, left) == ("one", "done", [])
-    assert triaged.explanation.key == "miscompile: set .add"
+    assert triaged.explanation.key == "miscompile: side effect on set contents"
     assert triaged.verdict == "reproduces" and "set" in triaged.repro
 
 
@@ -146,9 +146,9 @@ def inputs(device, call=0):
     case, f, spec = _finding(armed, "drop-set-arg-mutation")
     assert f.call == 1
     e = explain(case, f, spec)
-    assert e.key == "miscompile: set .add", "compiled on the changed state it diverges too"
+    assert e.key == "miscompile: side effect on set contents", "compiled on the changed state it diverges too"
     swap_key = explain(*_finding(METHOD_SWAP, "stale-class-attr")).key
-    assert swap_key.endswith(" after plain class method ="), "a missing guard keeps its perturbation"
+    assert swap_key == "miscompile: missing guard on function", "a missing guard names what changed between calls"
 
 
 def test_triage_pool_runs_as_many_jobs_as_it_has_lanes_and_reports_leftovers_from_all(monkeypatch):
@@ -179,7 +179,7 @@ def test_dynfuzz_explain_prints_the_key_a_campaign_would_file(tmp_path, capsys):
                        + TWO_EFFECTS)
     assert main(["explain", str(program), "--json", "--no-localize"]) == 0
     result = _json.loads(capsys.readouterr().out)
-    assert result["key"] == "miscompile: set .add" and result["tier"] == "miscompile" and result["stable"] is True
+    assert result["key"] == "miscompile: side effect on set contents" and result["tier"] == "miscompile" and result["stable"] is True
     assert set(result) >= {"key", "cause", "tier", "suspects", "stable"}
     agreeing = tmp_path / "agrees.py"
     agreeing.write_text("import torch\ndef f(x):\n    return x + 1\ndef inputs(device, call=0):\n"

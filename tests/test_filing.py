@@ -91,7 +91,8 @@ def key_of(construct, f=SYMPTOM):
 
 def test_one_symptom_of_two_causes_is_filed_twice_and_a_known_cause_hides_neither(tmp_path):
     """Without triage: "out[0] values differ" from a known bug and from another program kind is a new finding,
-    not one more count of the known issue (a campaign once counted a new torch bug into a known bucket)."""
+    not one more count of the known issue (a campaign once counted a new torch bug into a known bucket); and a
+    cheap key, the program's surface, never makes a finding known, even when an entry lists it."""
     first, second = draw_case(0), draw_case(1)
     key = cheap_explanation(first, SYMPTOM).key
     assert key != cheap_explanation(second, SYMPTOM).key
@@ -99,9 +100,9 @@ def test_one_symptom_of_two_causes_is_filed_twice_and_a_known_cause_hides_neithe
     ledger.triage = None
     for case in (first, second, first, second, second):
         ledger.record(case, SYMPTOM)
-    assert dict(ledger.known_hits) == {key: 2}
-    assert [u.count for u in ledger.unique.values()] == [3]
-    assert len(list((tmp_path / "findings").glob("*/examples/*.py"))) == 1
+    assert not ledger.known_hits
+    assert sorted(u.count for u in ledger.unique.values()) == [2, 3]
+    assert len(list((tmp_path / "findings").glob("*/examples/*.py"))) == 2
 
 
 @pytest.mark.parametrize("second_cause", ["new", "known", "unanswered"])

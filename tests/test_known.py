@@ -8,7 +8,7 @@ from dynfuzz.cli import main
 from dynfuzz.triage import known as known_mod
 from dynfuzz.triage.known import KnownIssues
 
-KEY = "miscompile: set .add"  # what the explained key of PROGRAM under drop-set-arg-mutation reads
+KEY = "miscompile: side effect on set contents"  # the explained key of PROGRAM under drop-set-arg-mutation
 CHEAP = "effects/lost-effect: set argument .add"
 PROGRAM = '''import torch
 def f(x, s):
@@ -28,19 +28,21 @@ def _repro(tmp_path: Path) -> Path:
 
 
 def test_match_by_key_on_listed_releases_only():
-    known = KnownIssues(issues=[{"key": KEY, "torch": ["2.13.0"]}, {"key": "x/crash: y", "torch": "2.5.1"}])
+    crash = "crash: KeyError in torch/_dynamo/side_effects.py:load_attr"
+    known = KnownIssues(issues=[{"key": KEY, "torch": ["2.13.0"]}, {"key": crash, "torch": "2.5.1"}])
     assert known.match(KEY, "2.13.0+cpu") is not None
     assert known.match(KEY, "2.12.0") is None, "a key may change between releases: match only where listed"
     assert known.match(KEY + " @dynamo", "2.13.0") is None
-    assert known.match("x/crash: y", "2.5.1") is not None
+    assert known.match(crash, "2.5.1") is not None
     layered = KnownIssues(issues=[{"key": KEY + " @dynamo", "torch": ["2.13.0"]}])
     assert layered.match(KEY, "2.13.0") is not None, "a key without a layer matches whatever the layer"
     assert layered.match(KEY + " @aot_eager", "2.13.0") is None
 
 
 def test_aliases_match_like_the_key_and_a_locus_never_hides_an_entry():
-    known = KnownIssues(issues=[{"key": KEY, "aliases": [CHEAP], "torch": ["2.13.0"]}])
-    assert known.match(CHEAP, "2.13.0") is not None, "a campaign without triage files under the cheap key"
+    known = KnownIssues(issues=[{"key": KEY, "aliases": [CHEAP, "miscompile: set .update"], "torch": ["2.13.0"]}])
+    assert known.match(CHEAP, "2.13.0") is None, "a cheap key names the surface: never known before triage"
+    assert known.match("miscompile: set .update", "2.13.0") is not None, "an explained alias matches"
     assert known.match(KEY + " near torch/_dynamo/side_effects.py:SideEffects.codegen", "2.13.0") is not None
     assert known.match("miscompile: set .discard", "2.13.0") is None
 

@@ -422,24 +422,24 @@ def test_known_entries_are_verified_once_on_an_unlisted_release_and_fixed_ones_m
         calls.append((release, [item["key"] for item, _paths in entries]))
         return [[item["key"]] if "still" in item["key"] else [] for item, _paths in entries]
 
-    known = KnownIssues(issues=[{"key": "effects/lost-effect: still here", "torch": ["2.13.0"], "corpus": "a.py"},
-                                {"key": "effects/lost-effect: gone", "torch": ["2.13.0"], "corpus": "b.py"},
-                                {"key": "outputs/wrong-value: other class", "torch": ["2.13.0"]}],
+    known = KnownIssues(issues=[{"key": "miscompile: side effect still here", "torch": ["2.13.0"], "corpus": "a.py"},
+                                {"key": "miscompile: side effect gone", "torch": ["2.13.0"], "corpus": "b.py"},
+                                {"key": "crash: KeyError in torch/_dynamo/x.py:other", "torch": ["2.13.0"]}],
                         verifier=verifier)
-    assert known.match("effects/lost-effect: still here", "2.13.0+cpu") is not None
+    assert known.match("miscompile: side effect still here", "2.13.0+cpu") is not None
     assert calls == [], "listed releases need no verification"
-    assert known.match("effects/lost-effect: still here @dynamo", "2.14.1") is None
-    assert calls == [("2.14.1", ["effects/lost-effect: still here", "effects/lost-effect: gone"])], \
+    assert known.match("miscompile: side effect still here @dynamo", "2.14.1") is None
+    assert calls == [("2.14.1", ["miscompile: side effect still here", "miscompile: side effect gone"])], \
         "verified the first time a finding shares the oracle and class, and only those entries"
-    assert known.match("effects/lost-effect: still here", "2.14.1+cu130") is not None
-    assert known.match("effects/lost-effect: gone", "2.14.1") is None, "FIXED on 2.14.1: not known there"
+    assert known.match("miscompile: side effect still here", "2.14.1+cu130") is not None
+    assert known.match("miscompile: side effect gone", "2.14.1") is None, "FIXED on 2.14.1: not known there"
     assert len(calls) == 1, "verified once per release"
     rows = {r["key"]: r for r in known.verifications()}
-    assert rows["effects/lost-effect: gone"]["reproduces"] is False
-    assert rows["effects/lost-effect: still here"] == {"key": "effects/lost-effect: still here", "corpus": "a.py",
+    assert rows["miscompile: side effect gone"]["reproduces"] is False
+    assert rows["miscompile: side effect still here"] == {"key": "miscompile: side effect still here", "corpus": "a.py",
                                                       "torch": "2.14.1", "reproduces": True,
-                                                      "keys": ["effects/lost-effect: still here"]}
-    assert KnownIssues(issues=known.issues).match("effects/lost-effect: still here", "2.14.1") is None, \
+                                                      "keys": ["miscompile: side effect still here"]}
+    assert KnownIssues(issues=known.issues).match("miscompile: side effect still here", "2.14.1") is None, \
         "without a verifier an entry matches on its listed releases only"
 
 

@@ -31,7 +31,7 @@ from dynfuzz.oracles.model import SEVERITY
 from dynfuzz.run.harness_errors import HarnessError, HarnessErrorLog
 from dynfuzz.run.multi_backend import layer_summary
 from dynfuzz.run.provenance import provenance
-from dynfuzz.triage.explain import Explanation, cheap_explanation
+from dynfuzz.triage.explain import Explanation, cheap_explanation, filed
 from dynfuzz.triage.filing import BucketFiler
 from dynfuzz.triage.pending import LOCALIZE, NEW, SUSPECT, Job, PendingJobs
 from dynfuzz.triage.repro import torch_version
@@ -156,8 +156,7 @@ class Ledger:
         u = Unique(f, None, case.seed, cheap_key=cheap.key, case=case)
         triage = self.triage is not None and f.oracle != "harness" and cheap.cls not in ("internal-error",
                                                                                          "reference-disagreement")
-        if triage and (f.signature in self.first_of_signature or cheap.key in self.cheap_keys_seen) \
-                and not self.filer.known_key(cheap.key):
+        if triage and (f.signature in self.first_of_signature or cheap.key in self.cheap_keys_seen):
             self.suspects[ident] = u
             self._queue(ident, case, f, SUSPECT, cheap.key)
             return [u]
@@ -169,10 +168,14 @@ class Ledger:
             u.case = None
         return [u]
 
+    def _known(self, explanation: Explanation) -> bool:
+        """Known only on an identity key after triage: never on a cheap key, nor on one naming no mechanism."""
+        return explanation.ablated and not explanation.generic and self.filer.known_key(explanation.key)
+
     def _file(self, case: Case, u: Unique, ident: str, explanation: Explanation) -> bool:
         """File `u` under `explanation`'s key; False (and counted as known) when that key is a known issue."""
         f = u.finding
-        if self.filer.known_key(explanation.key):
+        if self._known(explanation):
             self.known_by_identity[ident] = explanation.key
             self.known_hits[explanation.key] += u.count
             return False
@@ -217,10 +220,9 @@ class Ledger:
             self.filer.mark(u, "flaky" if flaky else "unminimized", note, payload.verdict if status == "done" else None)
             u.case = None
             return
-        # "tensor ops" is never the key of a triaged bucket: an unexplained one keeps its cheap key
-        explanation = cheap_explanation(case, f) if payload.explanation.unexplained else payload.explanation
+        explanation = filed(case, f, payload.explanation)  # an unexplained bucket keeps its cheap key
         key = explanation.key
-        if self.filer.known_key(key):
+        if self._known(explanation):
             if not suspect:
                 self.filer.remove(u)
                 del self.unique[ident]

@@ -20,11 +20,26 @@ from dynfuzz.oracles import Finding
 from dynfuzz.run.compilers import Compiler, CompileSpec, make_compiler
 from dynfuzz.triage.buckets import CLASSES, bucket_key, divergence_class, error_of, fault_key, tier_of
 from dynfuzz.triage.constructs import Construct, classify, family
+from dynfuzz.triage.identity import GENERIC_MECHANISMS
 from dynfuzz.triage.phases import Phases
 
 MAX_JUDGE_CALLS = 12
+# Minimization before explanation: the source reducer alone (Hypothesis's shrinker is skipped: see
+# bench/minimize.py), stopped by judge calls so the key does not depend on machine speed; a campaign's
+# --minimize-budget seconds are only a backstop (`Identified.stable` false when they ran out first).
+MAX_MINIMIZE_CALLS = 400
+SHRINK_EXAMPLES = 0
 NO_CONSTRUCT = "tensor ops"  # nothing the classifier names is needed: plain tensor code diverges
 RECALL_CLASSES = frozenset({"missing-recompile", "extra-recompile"})
+
+# Note [A key names what Dynamo did]
+# A key decides the bucket, whether a finding is known and what a user counts as one bug, so for the bug tiers it
+# names what Dynamo did (`triage/identity.py`): a crash by its exception type and first torch frames outside
+# generic wrappers; a silent divergence by the mechanism that failed (a missing guard and what changed, a side
+# effect on a kind of object, a wrong output) and the Dynamo behaviour the divergence needs. The program's
+# constructs stay in cheap keys (what a campaign files before triage) and in refusal keys. Localization's
+# suspects go to the report only: on faults with a known location (bench/identity.py) they did not find the
+# patched function often enough to split buckets by them.
 
 
 @dataclass(frozen=True)
@@ -41,30 +56,47 @@ class Explanation:
     responsible: tuple[str, ...] = ()  # those ablation found the divergence needs
     judge_calls: int = 0
     ablated: bool = False  # False: named without ablation (a cheap key)
-    locus: str | None = None  # `file:function` of torch that localization ranks first by a clear margin
+    locus: str | None = None  # `file:function` localization ranks first (report only: never in the key)
+    mechanism: str | None = None  # what Dynamo did wrong (`triage/identity.py`): the key of a miscompile or crash
 
     @property
     def key(self) -> str:
-        """A cheap key names the surface (`<oracle>/<class>: <construct>...`); an explained key names the fault
-        (`<tier>: <family>...`, see Note [Explained keys name the fault])."""
+        """A cheap key names the surface (`<oracle>/<class>: <construct>...`); an explained miscompile or crash is
+        keyed by its identity (`<tier>: <mechanism>[ under <settings>] @<layer>`, Note [A key names what Dynamo
+        did]); a refusal or performance finding by its construct's family (`<tier>: <family>...`)."""
         if not self.ablated:
             return bucket_key(self.oracle, self.cls, self.construct, self.perturbation, self.error, self.layer)
         base, _, settings = self.construct.partition(" under ")
+        if self.mechanism is not None:
+            named = self.mechanism + (f" under {settings}" if settings else "")
+            return fault_key(self.cls, named, layer=self.layer)
         named = family(base) if base != NO_CONSTRUCT else ""
         if settings:
             named = f"{named} under {settings}".strip()
-        return fault_key(self.cls, named or None, self.perturbation, self.error, self.locus, self.layer)
+        return fault_key(self.cls, named or None, self.perturbation, self.error, None, self.layer)
+
+    @property
+    def generic(self) -> bool:
+        """The key names no mechanism and no frame (a wrong output value with no Dynamo behaviour it needs, a crash
+        with no frame outside the wrappers, no construct needed): it would hide any other such divergence, so it
+        never matches a known issue."""
+        if not self.ablated:
+            return True
+        if self.mechanism is not None:
+            return self.mechanism in GENERIC_MECHANISMS or (tier_of(self.cls) == "crash" and " in torch/" not in
+                                                            self.mechanism)
+        return self.construct.partition(" under ")[0] == NO_CONSTRUCT
 
     @property
     def unexplained(self) -> bool:
-        """A silent divergence explained, yet nothing names its cause: no construct or setting is needed and
-        localization named no function (a crash is named by its frame, so it is never unexplained)."""
-        return self.ablated and self.construct == NO_CONSTRUCT and not self.locus and tier_of(self.cls) == "miscompile"
+        """A silent divergence explained, yet nothing names its cause (`generic`): it keeps its cheap key (a
+        crash is named by its type at least, so it is never unexplained)."""
+        return self.ablated and self.generic and tier_of(self.cls) == "miscompile"
 
     @property
     def cause(self) -> str:
         """One line for people: the class's meaning, the construct, the perturbation, the error."""
-        line = f"{self.construct}: {CLASSES[self.cls]}"
+        line = f"{self.mechanism or self.construct}: {CLASSES[self.cls]}"
         if self.perturbation:
             line += f", once the call plan's change between calls ({self.perturbation}) has run"
         if self.error:
@@ -79,11 +111,13 @@ def _recall(finding: Finding, cls: str) -> bool:
 def _choose(finding: Finding, cls: str, constructs: list[Construct], responsible: set[str],
             tested: set[str]) -> tuple[str, str | None]:
     """The key's construct (with responsible settings) and perturbation: the most specific one ablation
-    found needed, else the most specific one it did not test (none tested: a cheap key), else (each one
-    alone is dispensable: redundant causes, such as two lost writes) the most specific one."""
+    found needed, else the most specific one it did not test, else none (`NO_CONSTRUCT`: ablation found none
+    needed, so naming one would file an unrelated construct's key); none tested: a cheap key, the most specific."""
     def pick(role: str) -> str | None:
         named = [c.name for c in constructs if c.role == role]
-        needed = [n for n in named if n in responsible] or [n for n in named if n not in tested] or named
+        needed = [n for n in named if n in responsible] or [n for n in named if n not in tested]
+        if not needed and not tested:
+            needed = named
         return needed[0] if needed else None
 
     construct = pick("construct") or NO_CONSTRUCT
@@ -141,9 +175,12 @@ def _enables(case: Case, c: Construct, finding: Finding, cls: str, compiler: Com
 
 def explain(case: Case, finding: Finding, spec: CompileSpec, compiler: Compiler | None = None,
             max_calls: int = MAX_JUDGE_CALLS, phases: Phases | None = None) -> Explanation:
-    """Ablate each construct, perturbation and setting (at most `max_calls` judge calls) and name the key.
-    `phases` (when given) receives the seconds and judge calls of the ablation and of layer triangulation."""
+    """Judge the case once more keeping what the oracles saw, ablate each construct, perturbation and setting (at
+    most `max_calls` judge calls) and name the key. An ablation counts a construct responsible only when the
+    ablated program still runs cleanly in eager and no longer diverges. `phases` (when given) receives the
+    seconds and judge calls of the ablation and of layer triangulation."""
     from dynfuzz.run.judge import judge
+    from dynfuzz.triage.identity import observe_case
     from dynfuzz.triage.minimize import CANDIDATE_SECONDS, time_limit
 
     phases = phases if phases is not None else Phases()
@@ -151,10 +188,13 @@ def explain(case: Case, finding: Finding, spec: CompileSpec, compiler: Compiler 
     started = time.perf_counter()
     cls = divergence_class(finding)
     cheap = cheap_explanation(case, finding)
-    if not cheap.constructs:
-        return replace(cheap, ablated=True, layer=_layer(case, finding, spec))
     compiler = compiler or make_compiler(spec)
-    constructs = classify(case.source, case.entry)
+    try:
+        with time_limit(CANDIDATE_SECONDS):
+            observed = observe_case(case, compiler, spec)
+    except Exception:  # noqa: BLE001 - no observations: the mechanism stays generic
+        observed = None
+    constructs = classify(case.source, case.entry) if cheap.constructs else []
     in_eager = {c.name: c for c in classify(case.eager_source, case.entry)} if case.eager_source else {}
     recall = _recall(finding, cls)
     order = [c for c in constructs if c.role == "construct"] + \
@@ -162,6 +202,7 @@ def explain(case: Case, finding: Finding, spec: CompileSpec, compiler: Compiler 
         [c for c in constructs if c.role == "setting"]
     responsible: set[str] = set()
     tested: set[str] = set()
+    passing: list[tuple[str, ...]] = []  # Dynamo's behaviours in each ablation that took the divergence away
     calls = 0
     for c in order:
         if calls >= max_calls:
@@ -182,17 +223,88 @@ def explain(case: Case, finding: Finding, spec: CompileSpec, compiler: Compiler 
                 result = judge(replace(case, source=source, eager_source=eager_source, choices=()), compiler, spec)
         except Exception:
             continue  # the ablated program broke dynfuzz itself, or ran too long: no evidence either way
+        if not result.eager_ok:
+            continue  # the ablation broke the program itself: that the divergence went says nothing
         tested.add(c.name)
         if not any(f.oracle == finding.oracle and divergence_class(f) == cls for f in result.findings):
             responsible.add(c.name)
+            passing.append(tuple(getattr(result, "behaviours", ())))
             if c.role == "perturbation" and calls < max_calls and _enables(case, c, finding, cls, compiler, spec):
                 calls += 1
                 responsible.discard(c.name)  # it leads to the buggy path; no guard is missing
     construct, perturbation = _choose(finding, cls, constructs, responsible, tested)
+    mechanism = _mechanism(finding, cls, observed, perturbation, passing, cheap.error)
     phases.seconds["explain"] = phases.seconds.get("explain", 0.0) + time.perf_counter() - started
-    phases.count("explain", calls)
+    phases.count("explain", calls + 1)
     with phases.phase("triangulate"):
         layer = _layer(case, finding, spec)
     return Explanation(finding.oracle, cls, construct, perturbation, cheap.error, layer,
                        constructs=cheap.constructs, responsible=tuple(sorted(responsible)), judge_calls=calls,
-                       ablated=True)
+                       ablated=True, mechanism=mechanism)
+
+
+_SILENT = {"wrong-grad": "wrong gradient", "missing-exception": "exception swallowed",
+           "accepted-illegal": "illegal program accepted"}
+
+
+def _mechanism(finding: Finding, cls: str, observed, perturbation: str | None, passing: list[tuple[str, ...]],
+               error: str | None) -> str | None:
+    """The identity of a miscompile or crash (Note [A key names what Dynamo did]); None for other tiers."""
+    from dynfuzz.triage import identity
+
+    tier = tier_of(cls)
+    if tier == "crash":
+        error_type = error.split(" ", 1)[0] if error else None
+        frames = identity.crash_identity(observed, error_type) if observed is not None else ()
+        name = error_type or cls
+        if error and "(RecursionError)" in error:
+            name += " (RecursionError)"
+        return f"{name} in {' < '.join(frames)}" if frames else name
+    if tier != "miscompile":
+        return None
+    obs = observed.obs if observed is not None else None
+    call = finding.call or 0
+    if cls == "missing-recompile" or (call > 0 and perturbation is not None):
+        return identity.guard_mechanism(obs, call)
+    needed = identity.needed_behaviours(observed.behaviours, passing) if observed is not None else []
+    if needed and needed[0].startswith("side-effect:"):  # Dynamo replays this kind of mutation wrongly: seen as a
+        return "side effect " + needed[0].split(":", 1)[1]  # wrong state, or as a wrong value read back
+    if cls in _SILENT:
+        what = _SILENT[cls]
+    elif finding.oracle == "effects":
+        what = identity.state_mechanism(obs, call) or "side effect"
+    else:
+        what = identity.output_mechanism(finding)
+    return f"{what} via {needed[0]}" if needed else what
+
+
+@dataclass
+class Identified:
+    """A finding after minimization and explanation: what a campaign files it under."""
+
+    case: Case
+    finding: Finding
+    explanation: Explanation
+    stable: bool  # False: the seconds backstop stopped minimization before its judge calls ran out
+
+
+def identify(case: Case, finding: Finding, spec: CompileSpec, budget: float, phases: Phases | None = None,
+             compiler: Compiler | None = None) -> Identified:
+    """Minimize (`MAX_MINIMIZE_CALLS` judge calls, `budget` seconds as a backstop) and explain one finding: the
+    code campaign triage (`triage.queue.triage_one`) and `dynfuzz explain FILE` both run, so both name one key.
+    Raises UsageError when the finding does not show again."""
+    from dynfuzz.triage.minimize import minimize
+
+    m = minimize(case, spec, budget, finding.signature, phases, max_calls=MAX_MINIMIZE_CALLS,
+                 shrink_examples=SHRINK_EXAMPLES)
+    explanation = explain(m.case, replace(m.finding, layer=finding.layer), spec, compiler or make_compiler(spec),
+                          phases=phases)
+    return Identified(m.case, m.finding, explanation, not m.timed_out)
+
+
+def filed(case: Case, finding: Finding, explanation: Explanation) -> Explanation:
+    """The explanation a finding is filed under once triaged: its own, unless nothing names its cause
+    (`Explanation.unexplained`); then the original program's cheap key, status `unexplained`."""
+    if not explanation.unexplained:
+        return explanation
+    return replace(cheap_explanation(case, finding), layer=explanation.layer)

@@ -8,7 +8,6 @@ campaign's and `stable` says so.
 """
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,8 +16,6 @@ from typing import Any
 from dynfuzz.errors import UsageError
 from dynfuzz.run.compilers import CompileSpec, make_compiler
 from dynfuzz.triage.buckets import tier_of
-
-MAX_MINIMIZE_CALLS = 400  # judge calls minimization may use (Hypothesis's shrink and the source reducer)
 
 
 @dataclass
@@ -38,30 +35,41 @@ class Explained:
                 "stable": self.stable, "minimized_lines": self.minimized_lines, "seconds": round(self.seconds, 2)}
 
 
+def spec_of(meta: dict[str, Any]) -> CompileSpec:
+    """The compile settings a saved program's metadata names (defaults for a hand-written one)."""
+    return CompileSpec(meta.get("compiler", "torch"), meta.get("backend", "eager"), meta.get("device", "cpu"),
+                       bool(meta.get("fullgraph", False)), meta.get("dynamic"))
+
+
 def explain_file(path: Path, spec_for_meta: Any, backstop: float = 600.0,
                  localize_too: bool = True) -> Explained | None:
-    """None when the program does not diverge; else the key, cause, tier and suspects."""
-    from dynfuzz.triage.explain import cheap_explanation, explain
+    """None when the program does not diverge; else the key, cause, tier and suspects. The finding is chosen as
+    `dynfuzz known` chooses it (the file's own signature, else the most severe), then triaged by exactly the code
+    campaign triage runs (`explain.identify`) and filed as the campaign files it (`explain.filed`)."""
+    from dynfuzz.run.judge import judge
+    from dynfuzz.triage.explain import filed, identify
+    from dynfuzz.triage.known import choose_finding
     from dynfuzz.triage.localize import localize, wants_localization
-    from dynfuzz.triage.minimize import minimize, program_lines
+    from dynfuzz.triage.minimize import program_lines
     from dynfuzz.triage.repro import read_program
 
     start = time.monotonic()
     saved = read_program(path)
     spec: CompileSpec = spec_for_meta(saved.meta)
+    compiler = make_compiler(spec)
+    findings = judge(saved.case, compiler, spec).findings
+    if not findings:
+        return None
+    finding = choose_finding(findings, {"signature": saved.meta.get("signature")} if saved.meta.get("signature")
+                             else {})
     try:
-        m = minimize(saved.case, spec, backstop, saved.meta.get("signature"), max_calls=MAX_MINIMIZE_CALLS)
+        found = identify(saved.case, finding, spec, backstop, compiler=compiler)
     except UsageError:
         return None
-    stable = not m.timed_out
-    explanation = explain(m.case, m.finding, spec, make_compiler(spec))
+    explanation = found.explanation
     suspects: list[dict[str, Any]] = []
     if localize_too and wants_localization(explanation):
-        loc = localize(m.case, m.finding, spec)
-        suspects = loc.suspects
-        if loc.locus and explanation.ablated:
-            explanation = dataclasses.replace(explanation, locus=loc.locus)
-    if explanation.unexplained:
-        explanation = dataclasses.replace(cheap_explanation(m.case, m.finding), layer=explanation.layer)
-    return Explained(explanation.key, explanation.cause, tier_of(explanation.cls), suspects, stable,
-                     program_lines(m.case.source), time.monotonic() - start)
+        suspects = localize(found.case, found.finding, spec).suspects
+    explanation = filed(saved.case, finding, explanation)
+    return Explained(explanation.key, explanation.cause, tier_of(explanation.cls), suspects, found.stable,
+                     program_lines(found.case.source), time.monotonic() - start)

@@ -244,6 +244,9 @@ class BucketFiler:
             return bucket
         explanation = replace(base, locus=loc.locus)
         key = explanation.key
+        if key == bucket.key:  # the locus is not part of an identity key (Note [A key names what Dynamo did])
+            bucket.explanation = explanation
+            return bucket
         del self.buckets[bucket.key]
         target = self.buckets.get(key)
         if target is None:

@@ -25,6 +25,7 @@ from typing import Any
 
 from dynfuzz.errors import UsageError
 from dynfuzz.paths import known_issues_file
+from dynfuzz.triage.identity import names_fault
 
 _WARNED: list[Path] = []
 _LAYER = re.compile(r" @[\w.-]+$")
@@ -80,7 +81,7 @@ class KnownIssues:
         """The entry whose key, or one of its `aliases` (the keys its variant repros get), is `key` on this torch
         release (`torch` None: any release); on a release the entry does not list, only once verified there."""
         key = _LOCUS.sub("", key)
-        if ": tensor ops" in key:  # names no construct: matching it would hide any other such divergence
+        if not names_fault(key):  # matching it would hide any other divergence of its kind
             return None
         if torch is not None and self.verifier is not None:
             self._verify(key, release(torch))
@@ -304,9 +305,10 @@ def refresh(known: KnownIssues, torch_version: str, out=print) -> int:
         found = [k for k in keys if k is not None]
         if found[0].key != item.get("key"):
             out(f"KEY   {repros[0]}: {item.get('key')!r} -> {found[0].key!r}")
+        before = keys_of(item)  # a key the entry had stays an alias: `match` still refuses the surface and generic ones
         item["key"] = found[0].key
         aliases = {k.key for k in found[1:]} | {k.cheap_key for k in found if "tensor ops" not in k.cheap_key}
-        item["aliases"] = sorted(aliases - {item["key"]})
+        item["aliases"] = sorted((aliases | set(before)) - {item["key"]})
         sigs = list(dict.fromkeys(signatures_of(item) + [k.signature for k in found]))
         item["signature"] = sigs[0] if len(sigs) == 1 else sigs
         versions = _releases(item)
@@ -324,7 +326,7 @@ def merge_same_keys(known: KnownIssues) -> int:
     kept: list[dict] = []
     for item in known.issues:
         first = by_key.get(item.get("key", ""))
-        if first is None or not item.get("key"):
+        if first is None or not item.get("key") or not names_fault(item["key"]):  # a generic key is no fault's
             by_key[item.get("key", "")] = item
             kept.append(item)
             continue

@@ -34,10 +34,6 @@ VERIFY_TIMEOUT = 120.0
 # after RECYCLE_JOBS jobs, or once its RSS passes RECYCLE_RSS_GROWTH times what it was after its first job.
 RECYCLE_JOBS = 25
 FRESH_RUNS = 3  # a bucket is flaky only once its repro did not reproduce in this many fresh processes
-# A triage job skips Hypothesis's shrinker (stage 1 of `dynfuzz minimize`) and reduces the source alone, whole
-# blocks of statements first: on 8 real findings (bench/minimize.py) that gave shorter programs (median 15 lines
-# against 22) in far fewer judge calls, where the shrinker used half the budget and left the reducer no time.
-SHRINK_EXAMPLES = 0
 
 
 @dataclass
@@ -72,11 +68,9 @@ def verify(text: str, spec: CompileSpec, runs: int = FRESH_RUNS) -> str:
 
 def triage_one(case: Case, finding: Finding, spec: CompileSpec, budget: float,
                meta: dict[str, Any] | None = None) -> Triaged:
-    """Minimize (within `budget` s), explain, render and verify one finding."""
+    """Minimize and explain one finding (`explain.identify`, within `budget` s), render and verify its repro."""
     from dynfuzz.errors import UsageError
-    from dynfuzz.run.compilers import make_compiler
-    from dynfuzz.triage.explain import cheap_explanation, explain
-    from dynfuzz.triage.minimize import minimize
+    from dynfuzz.triage.explain import cheap_explanation, identify
     from dynfuzz.triage.phases import Phases
     from dynfuzz.triage.repro import metadata_for, render_repro
 
@@ -84,7 +78,7 @@ def triage_one(case: Case, finding: Finding, spec: CompileSpec, budget: float,
     phases = Phases()
     spec = spec_for(spec, finding.layer)  # a finding first seen with aot_eager (--backends) is triaged on aot_eager
     try:
-        m = minimize(case, spec, budget, finding.signature, phases, shrink_examples=SHRINK_EXAMPLES)
+        found = identify(case, finding, spec, budget, phases)
     except UsageError:  # it did not diverge again in this long-lived worker: ask fresh processes
         text = render_repro(case, finding, spec, metadata_for(case, finding, spec, **(meta or {})))
         with phases.phase("verify"):
@@ -92,14 +86,14 @@ def triage_one(case: Case, finding: Finding, spec: CompileSpec, budget: float,
         phases.count("verify")
         return Triaged(case, finding, cheap_explanation(case, finding), text, verdict, time.monotonic() - start,
                        False, phases.as_dict())
-    explanation = explain(m.case, dataclasses.replace(m.finding, layer=finding.layer), spec, make_compiler(spec),
-                          phases=phases)
+    explanation = found.explanation
     meta = {**(meta or {}), "bucket": explanation.key, "cause": explanation.cause, "layer": explanation.layer}
-    text = render_repro(m.case, m.finding, spec, metadata_for(m.case, m.finding, spec, **meta))
+    text = render_repro(found.case, found.finding, spec, metadata_for(found.case, found.finding, spec, **meta))
     with phases.phase("verify"):
         verdict = verify(text, spec)
     phases.count("verify")
-    return Triaged(m.case, m.finding, explanation, text, verdict, time.monotonic() - start, phases=phases.as_dict())
+    return Triaged(found.case, found.finding, explanation, text, verdict, time.monotonic() - start,
+                   phases=phases.as_dict())
 
 
 def _worker_main(conn: Connection, spec: CompileSpec, budget: float, log: str | None = None) -> None:
