@@ -17,6 +17,7 @@ def cmd_fuzz(args) -> int:
     from dynfuzz.releases.known_verifier import verifying
     from dynfuzz.run.campaign import Campaign, CampaignConfig
     from dynfuzz.run.out_folder import claim
+    from dynfuzz.run.resume import flags_of
     from dynfuzz.run.torch_compat import pristine_tree
 
     budget = parse_duration(args.budget or "60s")
@@ -39,7 +40,8 @@ def cmd_fuzz(args) -> int:
                             known=verifying(flags.known_issues(args)), progress=args.progress,
                             **flags.scale_options(args),
                             coverage=flags.coverage_spec(args), guided=args.guided,
-                            worker_memory=flags.worker_memory(args), minimize_budget=flags.minimize_budget(args))
+                            worker_memory=flags.worker_memory(args), minimize_budget=flags.minimize_budget(args),
+                            flags=flags_of(args))
     with pristine_tree(flags.pristine(args)):
         summary = Campaign(config).run()
     print(json.dumps({k: summary[k] for k in ("cases", "cases_per_second", "findings", "unique", "bugs",
@@ -53,7 +55,7 @@ def cmd_fuzz(args) -> int:
 def _resume(args):
     """`--resume DIR`: the saved campaign's state, its settings written into `args` (run/resume.py)."""
     from dynfuzz.cli import build_parser
-    from dynfuzz.run.resume import DEFAULTS, SETTINGS, apply_settings, load
+    from dynfuzz.run.resume import DEFAULTS, FLAGS, SETTINGS, apply_settings, load
 
     if args.resume is None:
         return None
@@ -61,7 +63,7 @@ def _resume(args):
     if args.out != defaults.out and Path(args.out).resolve() != Path(args.resume).resolve():
         raise UsageError(f"--resume {args.resume} continues in that directory; --out {args.out} conflicts")
     state = load(Path(args.resume))
-    given = {dest for dest in [*SETTINGS.values(), *DEFAULTS.values(), "minimize_budget", "no_minimize"]
+    given = {dest for dest in [*SETTINGS.values(), *DEFAULTS.values(), *FLAGS, "minimize_budget", "no_minimize"]
              if getattr(args, dest) != getattr(defaults, dest)}
     apply_settings(state, args, given)
     args.out = args.resume

@@ -162,6 +162,8 @@ def known_issues(args):
     from dynfuzz.triage.known import KnownIssues
 
     if getattr(args, "known", None):
+        if not Path(args.known).is_file():
+            raise UsageError(f"--known {args.known}: no such file")
         return KnownIssues.load(Path(args.known))
     path = known_issues_file(getattr(args, "corpus", None))
     return KnownIssues.load(path) if path is not None else KnownIssues()

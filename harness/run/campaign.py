@@ -29,6 +29,7 @@ from dynfuzz.run.compilers import CompileSpec, make_compiler
 from dynfuzz.run.ledger import Ledger, Unique  # noqa: F401  (Unique: re-exported for callers)
 from dynfuzz.run.line_coverage import Collector, CoverageSpec, Tracker
 from dynfuzz.run.progress import Reporter
+from dynfuzz.run.journal import Journal, last
 from dynfuzz.run.resume import ResumeState
 from dynfuzz.run.torch_observers import record as observer_record
 from dynfuzz.triage.known import KnownIssues
@@ -62,6 +63,7 @@ class CampaignConfig:
     worker_memory: int | None = None  # --worker-memory: RLIMIT_AS per worker process in bytes (None: no limit)
     minimize_budget: float | None = None  # --minimize-budget: seconds per new cheap key in the triage worker
     triage_grace: float | None = None  # the most the triage queue may delay the end (None: `triage_grace()`)
+    flags: dict[str, Any] = field(default_factory=dict)  # the command-line flags `--resume` takes over (journaled)
 
 
 class Campaign:
@@ -99,14 +101,12 @@ class Campaign:
         self.coverage_report: dict[str, Any] | None = None
         self.coverage_seconds = 0.0
         self.jobs_waiting: list[Any] = []  # triage jobs restored by --resume, handed to the lanes at the start
+        self.last_progress = 0.0  # when the last `progress` fact was journaled
+        self.journal = Journal(config.out)  # Note [The journal is the campaign] (run/journal.py)
+        self.earlier_facts: list[dict[str, Any]] = []  # --resume: the facts of the earlier runs views are made of
         if config.resume is not None:  # Note [Resuming a campaign] in run/resume.py
-            from dynfuzz.run.campaign_state import restore
-
-            self.jobs_waiting = restore(self.ledger, config.resume.summary, config.out)
-            self.previous_seconds = self.ledger.seconds
-            self.next_index, self.rerun = config.resume.next_index, list(config.resume.open_indices)
-            self.resumed = {"from_next_index": config.resume.next_index, "rerun": len(config.resume.open_indices),
-                            "previous_cases": self.ledger.cases, "previous_seconds": round(self.previous_seconds, 3)}
+            self._take_over(config.resume)
+        self.ledger.journal = self.journal
         if config.database is not None and config.resume is None:
             from dynfuzz.run.exampledb import FindingsDB
 
@@ -118,9 +118,51 @@ class Campaign:
 
             self.guide = Guide(config.seed, config.families, config.out)
 
+    def _take_over(self, state: ResumeState) -> None:
+        """--resume: everything the earlier runs journaled, replayed into this campaign's ledger (the views they
+        left are rewritten from it); an earlier layout without a journal is read from its summary.json."""
+        from dynfuzz.run.journal import has_journal, read_journal
+        from dynfuzz.run.journal_views import replay
+
+        if has_journal(self.config.out):
+            facts = read_journal(self.config.out)
+            self.jobs_waiting = replay(self.ledger, facts, triaging=self.config.minimize_budget is not None)
+            self.earlier_facts = [r for r in facts if r["fact"] in ("triage-run", "release", "settings", "resume")]
+            process = (last(facts, "progress") or {}).get("process", {})
+            self.replayed = int(process.get("replayed_from_database") or 0)
+        else:
+            from dynfuzz.run.campaign_state import restore
+
+            self.jobs_waiting = restore(self.ledger, state.summary, self.config.out)
+            self.replayed = int(state.summary.get("replayed_from_database") or 0)
+        self.previous_seconds = self.ledger.seconds
+        self.next_index, self.rerun = state.next_index, list(state.open_indices)
+        self.resumed = {"from_next_index": state.next_index, "rerun": len(state.open_indices),
+                        "previous_cases": self.ledger.cases, "previous_seconds": round(self.previous_seconds, 3)}
+
+    def _journal_start(self) -> None:
+        """The run's first fact: the settings of a new campaign, or a resume (the budget the campaign has now)."""
+        from dynfuzz.run.journal import has_journal
+        from dynfuzz.run.journal_views import settings_of
+
+        cfg = self.config
+        if cfg.resume is not None and has_journal(cfg.out):
+            total = round(self.previous_seconds + cfg.budget, 3)
+            self.journal.append("resume", settings={"budget_seconds": total, "max_cases": cfg.max_cases},
+                                from_next_index=self.next_index, rerun=list(self.rerun))
+            self.earlier_facts.append({"fact": "resume", "settings": {"budget_seconds": total,
+                                                                      "max_cases": cfg.max_cases}})
+            return
+        settings = {**settings_of(self.summary(), cfg.spec), "flags": dict(cfg.flags)}
+        if cfg.resume is not None:  # an earlier layout's folder: its settings as it recorded them
+            settings.update({k: cfg.resume.summary[k] for k in ("budget_seconds", "workers") if k in cfg.resume.summary})
+        self.journal.append("settings", settings=settings)
+        self.earlier_facts = [{"fact": "settings", "settings": settings}]
+
     # ---- the loop ----
     def run(self) -> dict[str, Any]:
         cfg = self.config
+        self._journal_start()
         self.ledger.findings_dir.mkdir(parents=True, exist_ok=True)
         self.inflight_dir.mkdir(parents=True, exist_ok=True)
         if cfg.coverage is not None and cfg.resume is None:
@@ -220,7 +262,8 @@ class Campaign:
         if cfg.coverage is not None:
             self._finish_coverage()
         self._sample(force=True)
-        summary = self.write_summary()
+        self.journal.append("stop", stopped_by=self.stopped_by, unfinished=self.unfinished)
+        summary = self.write_summary(final=True)
         write_progress_svg(cfg.out / "progress.svg", self.samples,
                            f"dynfuzz {cfg.spec.describe()}: {self.ledger.cases} cases, "
                            f"{len(self.ledger.unique)} unique findings")
@@ -452,7 +495,7 @@ class Campaign:
             "shard": list(getattr(cfg, "shard", (1, 1))),
             "nodes": dict(self.nodes),
             "max_cases": cfg.max_cases,
-            "known_file": str(cfg.known.path) if cfg.known.path is not None else None,
+            "known_file": str(Path(cfg.known.path).resolve()) if cfg.known.path is not None else None,
             "mutants": sorted(m for m in os.environ.get("DYNFUZZ_MUTANTS", "").split(",") if m),
             "disabled_constructs": current_environment()["disabled_constructs"],
             **self._coverage_blocks(),
@@ -485,12 +528,19 @@ class Campaign:
             out["guided"] = self.guide.summary()
         return out
 
-    def write_summary(self) -> dict[str, Any]:
-        summary = self.summary()
-        path = self.config.out / "summary.json"
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(summary, indent=2) + "\n")
-        tmp.replace(path)
+    def write_summary(self, final: bool = False) -> dict[str, Any]:
+        """Journal the counts (a `progress` fact, at most every 2 s unless `final`), then write summary.json, the
+        view of the journal's settings and this ledger."""
+        from dynfuzz.run.journal_views import compose, counts_of, write_summary
+
+        live = self.summary()
+        ledger_keys = set(self.ledger.summary())
+        process = {k: v for k, v in live.items() if k not in ledger_keys}
+        if final or time.monotonic() - self.last_progress >= 2.0:
+            self.journal.append("progress", counts=counts_of(self.ledger), process=process)
+            self.last_progress = time.monotonic()
+        summary = compose(self.ledger, self.earlier_facts, self.config.out, process=process)
+        write_summary(self.config.out, summary)
         return summary
 
 

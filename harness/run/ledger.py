@@ -29,6 +29,7 @@ from dynfuzz.generators.case import Case
 from dynfuzz.oracles import Finding, finding
 from dynfuzz.oracles.model import SEVERITY
 from dynfuzz.run.harness_errors import HarnessError, HarnessErrorLog
+from dynfuzz.run.journal import encode, relative
 from dynfuzz.run.multi_backend import layer_summary
 from dynfuzz.run.provenance import provenance
 from dynfuzz.triage.explain import Explanation, cheap_explanation
@@ -49,6 +50,14 @@ class Unique:
     bucket: str | None = None  # the key of the bucket it is filed in
     cheap_key: str | None = None  # the bucket key of the program as it was found (before minimization)
     case: Case | None = None  # the program, kept while its triage is pending
+
+
+def _encode_payload(payload: Any) -> str:
+    """A triage result for the journal; one that does not pickle is kept as its text (a failed job's reason)."""
+    try:
+        return encode(payload)
+    except Exception:  # noqa: BLE001  (anything a worker sent back: its text still says why the job failed)
+        return encode(str(payload))
 
 
 def identity(signature: str, cheap_key: str) -> str:
@@ -90,6 +99,9 @@ class Ledger:
         self.triage: Any = None  # where triage jobs go (the campaign's TriagePool); None: no triage
         self.localized: set[str] = set()  # bucket keys whose localization was queued
         self.on_new_finding: Any = None  # called with the case of every newly filed identity (example database)
+        self.journal: Any = None  # the campaign's Journal (run/journal.py); None while a journal is replayed
+        self.journaled: set[str] = set()  # identities whose program the journal holds already
+        self.known_verdicts: dict[str, bool] = {}  # key -> whether it is a known issue (asked once, journaled)
 
     # ---- bookkeeping ----
     def _finish(self, case: Case, status: str, payload: Any) -> None:
@@ -145,6 +157,7 @@ class Ledger:
             self.by_layer[f.layer] += 1
         cheap = cheap_explanation(case, f)
         ident = identity(f.signature, cheap.key)
+        self._journal_finding(ident, case, f, cheap.key)
         if ident in self.known_by_identity:  # its own key (or its own triage) named a known issue
             self.known_hits[self.known_by_identity[ident]] += 1
             return []
@@ -157,7 +170,7 @@ class Ledger:
         triage = self.triage is not None and f.oracle != "harness" and cheap.cls not in ("internal-error",
                                                                                          "reference-disagreement")
         if triage and (f.signature in self.first_of_signature or cheap.key in self.cheap_keys_seen) \
-                and not self.filer.known_key(cheap.key):
+                and not self._known(cheap.key):
             self.suspects[ident] = u
             self._queue(ident, case, f, SUSPECT, cheap.key)
             return [u]
@@ -169,10 +182,32 @@ class Ledger:
             u.case = None
         return [u]
 
+    def _journal_finding(self, ident: str, case: Case, f: Finding, cheap_key: str) -> None:
+        """The finding, in the journal before anything is filed (Note [The journal is the campaign])."""
+        if self.journal is None:
+            return
+        fact = {"ident": ident, "signature": f.signature, "oracle": f.oracle, "kind": f.kind,
+                "severity": f.severity, "layer": f.layer, "cheap_key": cheap_key, "seed": case.seed,
+                "seconds": round(self.seconds, 3)}
+        if ident not in self.journaled:
+            fact.update(program=case.source, message=f.message, case=encode(case), finding=encode(f))
+            self.journaled.add(ident)
+        self.journal.append("finding", **fact)
+
+    def _known(self, key: str) -> bool:
+        """Whether `key` is a known issue: asked of the known-issues file once per key, the verdict journaled (a
+        replay takes the journaled verdict, whatever the file says now)."""
+        verdict = self.known_verdicts.get(key)
+        if verdict is None:
+            verdict = self.known_verdicts[key] = self.filer.known_key(key)
+            if self.journal is not None:
+                self.journal.append("known", key=key, known=verdict)
+        return verdict
+
     def _file(self, case: Case, u: Unique, ident: str, explanation: Explanation) -> bool:
         """File `u` under `explanation`'s key; False (and counted as known) when that key is a known issue."""
         f = u.finding
-        if self.filer.known_key(explanation.key):
+        if self._known(explanation.key):
             self.known_by_identity[ident] = explanation.key
             self.known_hits[explanation.key] += u.count
             return False
@@ -196,6 +231,9 @@ class Ledger:
     # ---- triage results ----
     def apply_triage(self, ident: str, status: str, payload: Any) -> None:
         """A triage job came back: move its identity where its explained key says (see the module docstring)."""
+        if self.journal is not None:
+            self.journal.append("triage", ident=ident, status=status, payload=_encode_payload(payload),
+                                verdict=getattr(payload, "verdict", None), seconds=round(self.seconds, 3))
         if ident.startswith("localize "):
             self._apply_localization(ident[len("localize "):], status, payload)
             self.pending.done(ident)
@@ -220,7 +258,7 @@ class Ledger:
         # "tensor ops" is never the key of a triaged bucket: an unexplained one keeps its cheap key
         explanation = cheap_explanation(case, f) if payload.explanation.unexplained else payload.explanation
         key = explanation.key
-        if self.filer.known_key(key):
+        if self._known(key):
             if not suspect:
                 self.filer.remove(u)
                 del self.unique[ident]
@@ -253,7 +291,7 @@ class Ledger:
         if bucket is None or status != "done":
             return
         bucket = self.filer.localized(bucket, payload)
-        if self.filer.known_key(bucket.key):  # its localized key is a known issue: its findings count as known
+        if self._known(bucket.key):  # its localized key is a known issue: its findings count as known
             for ident, u in list(self.unique.items()):
                 if u.bucket == bucket.key:
                     self.known_by_identity[ident] = bucket.key
@@ -271,6 +309,8 @@ class Ledger:
 
     def harness_error(self, case: Case, error: HarnessError) -> None:
         """File a case dynfuzz could not judge under OUT/harness-errors/ (see run/harness_errors.py)."""
+        if self.journal is not None:
+            self.journal.append("harness-error", kind=error.kind, seed=case.seed, message=error.message)
         self.harness_errors.record(error, case.seed, case.families, case.source)
 
     def _attach_torch_log(self, new: list[Unique], text: str) -> None:
@@ -283,6 +323,13 @@ class Ledger:
 
     def unique_rows(self) -> list[Unique]:
         return sorted(self.unique.values(), key=lambda u: (-SEVERITY.get(u.finding.severity, 0), -u.count))
+
+    def _bucket_row(self, bucket: Any) -> dict[str, Any]:
+        """A bucket's summary.json row, its paths relative to OUT (never to the working directory)."""
+        row = bucket.summary()
+        row["folder"] = relative(self.config.out, bucket.folder)
+        row["repro"] = relative(self.config.out, row["repro"]) if row["repro"] else None
+        return row
 
     def summary(self) -> dict[str, Any]:
         """The counting part of `summary.json` (the campaign adds settings of its processes and coverage)."""
@@ -331,16 +378,16 @@ class Ledger:
             "unique_findings": [
                 {"signature": u.finding.signature, "oracle": u.finding.oracle, "kind": u.finding.kind,
                  "severity": u.finding.severity, "message": u.finding.message, "count": u.count,
-                 "seed": u.seed, "file": str(u.path) if u.path else None, "bucket": u.bucket,
+                 "seed": u.seed, "file": relative(cfg.out, u.path), "bucket": u.bucket,
                  "layer": u.finding.layer, "cheap_key": u.cheap_key}
                 for u in self.unique_rows()
             ],
             "bugs": self.filer.bugs(),
             "refusals": self.filer.in_tier("refusal"),
             "performance": self.filer.in_tier("performance"),
-            "buckets": [b.summary() for b in self.filer.rows()],
+            "buckets": [self._bucket_row(b) for b in self.filer.rows()],
             "internal_errors": self.filer.internal(),
             "queued": len(self.pending),
             "harness_errors": self.harness_errors.summary(),
-            "harness_error_records": self.harness_errors.rows,
+            "harness_error_records": [{**r, "file": relative(cfg.out, r["file"])} for r in self.harness_errors.rows],
         }
