@@ -105,9 +105,26 @@ def cmd_report(args) -> int:
     if args.out is None and len(dirs) > 1:
         raise UsageError("several campaigns are merged into one report: say where it goes with --out DIR")
     out = flags.out_dir(args.out) if args.out else dirs[0]
+    if args.out is None:
+        _rebuild_views(dirs[0])
     html, md = write_report(dirs, out, Path(args.since) if args.since else None)
     print(f"{html}\n{md}")
     return 0
+
+
+def _rebuild_views(folder: Path) -> None:
+    """`dynfuzz report DIR` on a journaled campaign: summary.json, findings/ and queue/ made again from its
+    journal first (Note [The journal is the campaign]), under the folder's lock."""
+    from dynfuzz.run.journal import has_journal
+    from dynfuzz.run.journal_views import rebuild
+    from dynfuzz.run.out_folder import claim
+
+    if has_journal(folder):
+        lock = claim(folder, resume=True, verb="report")
+        try:
+            rebuild(folder, report=False)
+        finally:
+            lock.close()
 
 
 def add_parsers(sub) -> None:

@@ -117,6 +117,7 @@ class Campaign:
             from dynfuzz.run.guided import Guide
 
             self.guide = Guide(config.seed, config.families, config.out)
+        self._journal_start()
 
     def _take_over(self, state: ResumeState) -> None:
         """--resume: everything the earlier runs journaled, replayed into this campaign's ledger (the views they
@@ -162,7 +163,6 @@ class Campaign:
     # ---- the loop ----
     def run(self) -> dict[str, Any]:
         cfg = self.config
-        self._journal_start()
         self.ledger.findings_dir.mkdir(parents=True, exist_ok=True)
         self.inflight_dir.mkdir(parents=True, exist_ok=True)
         if cfg.coverage is not None and cfg.resume is None:

@@ -110,9 +110,11 @@ def replay(ledger: Any, facts: list[dict[str, Any]], triaging: bool) -> list[Any
             if "case" in row and row["ident"] not in programs:
                 programs[row["ident"]] = (decode(row["case"]), decode(row["finding"]))
             if row["ident"] in programs:
+                ledger.triage = waiting if row.get("triaged", triaging) else None
                 ledger.journaled.add(row["ident"])
                 ledger.record(*programs[row["ident"]])
         elif kind == "triage":
+            ledger.triage = waiting  # a result came back: the campaign triaged
             ledger.apply_triage(row["ident"], row["status"], decode(row["payload"]))
             waiting.jobs.pop(row["ident"], None)
         elif kind == "harness-error":

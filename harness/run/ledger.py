@@ -188,7 +188,7 @@ class Ledger:
             return
         fact = {"ident": ident, "signature": f.signature, "oracle": f.oracle, "kind": f.kind,
                 "severity": f.severity, "layer": f.layer, "cheap_key": cheap_key, "seed": case.seed,
-                "seconds": round(self.seconds, 3)}
+                "seconds": round(self.seconds, 3), "triaged": self.triage is not None}
         if ident not in self.journaled:
             fact.update(program=case.source, message=f.message, case=encode(case), finding=encode(f))
             self.journaled.add(ident)
