@@ -74,6 +74,7 @@ def cmd_triage(args) -> int:
     """`dynfuzz triage DIR [--budget 10m] [--workers N]`: finish a campaign's triage in its folder."""
     from dynfuzz.run.finish import finish_triage
 
+    flags.refuse_stray_mutants(args)  # a stray variable would break torch, and triage file the breakage
     if args.workers < 1:
         raise UsageError("--workers must be 1 or more")
     out = Path(args.dir)
