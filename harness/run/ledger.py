@@ -50,6 +50,7 @@ class Unique:
     bucket: str | None = None  # the key of the bucket it is filed in
     cheap_key: str | None = None  # the bucket key of the program as it was found (before minimization)
     case: Case | None = None  # the program, kept while its triage is pending
+    verdict: str | None = None  # its own triage's outcome (`reproduces`, `flaky`, ...); None: not triaged yet
 
 
 def _encode_payload(payload: Any) -> str:
@@ -249,10 +250,11 @@ class Ledger:
                 "did not diverge again in the triage worker" + (
                     "; its repro did not reproduce in three fresh processes either" if payload.verdict == "flaky"
                     else "; its repro still reproduces in a fresh process")
-            if suspect:
-                self._file(case, u, ident, cheap_explanation(case, f))
             flaky = status == "done" and payload.verdict == "flaky"
-            self.filer.mark(u, "flaky" if flaky else "unminimized", note, payload.verdict if status == "done" else None)
+            u.verdict = "flaky" if flaky else "unminimized"
+            if suspect and not self._file(case, u, ident, cheap_explanation(case, f)):
+                return
+            self.filer.mark(u, u.verdict, note, payload.verdict if status == "done" else None)
             u.case = None
             return
         # "tensor ops" is never the key of a triaged bucket: an unexplained one keeps its cheap key
@@ -266,6 +268,7 @@ class Ledger:
             self.known_hits[key] += u.count
             return
         self.first_of_signature.setdefault(f.signature, ident)
+        u.verdict = payload.verdict
         bucket = self.filer.place(u, case, f, payload, self.seconds, explanation)
         if suspect:
             self.unique[ident] = u
@@ -300,12 +303,17 @@ class Ledger:
             self.filer.drop(bucket)
 
     def settle(self) -> None:
-        """At the end: suspects still waiting are filed under their cheap keys, `unminimized` (their jobs stay on
-        disk for `dynfuzz triage`), never counted with another finding or as known."""
+        """At the end: a suspect still waiting is filed under its cheap key, `unminimized`, when no bucket has that
+        key (a bucket of its own); one whose cheap key is another finding's bucket stays out of it, listed as
+        waiting (`bucket` null). Either way its job stays on disk for `dynfuzz triage`, and it is never counted
+        with another finding or as known before its own triage."""
         for ident, u in list(self.suspects.items()):
-            if u.case is not None:
-                self._file(u.case, u, ident, cheap_explanation(u.case, u.finding))
-        self.suspects.clear()
+            if u.case is None:
+                continue
+            cheap = cheap_explanation(u.case, u.finding)
+            if cheap.key not in self.filer.buckets and not self._known(cheap.key):
+                self._file(u.case, u, ident, cheap)
+                del self.suspects[ident]
 
     def harness_error(self, case: Case, error: HarnessError) -> None:
         """File a case dynfuzz could not judge under OUT/harness-errors/ (see run/harness_errors.py)."""
@@ -322,7 +330,17 @@ class Ledger:
                     log.write_text(text)
 
     def unique_rows(self) -> list[Unique]:
-        return sorted(self.unique.values(), key=lambda u: (-SEVERITY.get(u.finding.severity, 0), -u.count))
+        """Every identity: filed ones, and suspects waiting for their own triage (bucket None)."""
+        return sorted([*self.unique.values(), *self.suspects.values()],
+                      key=lambda u: (-SEVERITY.get(u.finding.severity, 0), -u.count))
+
+    def _waiting_program(self, u: Unique) -> Path | None:
+        """The queued repro of a suspect filed nowhere yet (`queue/<id>.py`), when it is there."""
+        if u.bucket is not None:
+            return None
+        job = Job(identity(u.finding.signature, u.cheap_key or ""), None, u.finding)  # type: ignore[arg-type]
+        path = self.pending.folder / f"{job.file_id}.py"
+        return path if path.is_file() else None
 
     def _bucket_row(self, bucket: Any) -> dict[str, Any]:
         """A bucket's summary.json row, its paths relative to OUT (never to the working directory)."""
@@ -356,7 +374,7 @@ class Ledger:
             "cases": self.cases,
             "cases_per_second": round(self.cases / seconds, 3),
             "findings": self.findings,
-            "unique": len(self.unique),
+            "unique": len(self.unique) + len(self.suspects),
             "known": sum(self.known_hits.values()),
             "known_signatures": dict(self.known_hits),
             "known_verified": cfg.known.verifications(),  # Note [Known issues on an unlisted release]
@@ -378,8 +396,9 @@ class Ledger:
             "unique_findings": [
                 {"signature": u.finding.signature, "oracle": u.finding.oracle, "kind": u.finding.kind,
                  "severity": u.finding.severity, "message": u.finding.message, "count": u.count,
-                 "seed": u.seed, "file": relative(cfg.out, u.path), "bucket": u.bucket,
-                 "layer": u.finding.layer, "cheap_key": u.cheap_key}
+                 "seed": u.seed, "file": relative(cfg.out, u.path or self._waiting_program(u)), "bucket": u.bucket,
+                 "layer": u.finding.layer, "cheap_key": u.cheap_key, "waiting": u.bucket is None,
+                 "verdict": u.verdict}
                 for u in self.unique_rows()
             ],
             "bugs": self.filer.bugs(),

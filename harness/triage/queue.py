@@ -97,6 +97,12 @@ def triage_one(case: Case, finding: Finding, spec: CompileSpec, budget: float,
     text = render_repro(m.case, m.finding, spec, metadata_for(m.case, m.finding, spec, **meta))
     with phases.phase("verify"):
         verdict = verify(text, spec)
+        if verdict == "flaky":  # flaky is the original program's verdict: its own fresh runs decide
+            original = render_repro(case, finding, spec, metadata_for(case, finding, spec, **meta))
+            if verify(original, spec) == "reproduces":  # the minimized repro lost it: keep the program as found
+                phases.count("verify")
+                return Triaged(case, finding, explanation, original, "reproduces", time.monotonic() - start,
+                               phases=phases.as_dict())
     phases.count("verify")
     return Triaged(m.case, m.finding, explanation, text, verdict, time.monotonic() - start, phases=phases.as_dict())
 
