@@ -226,3 +226,34 @@ def test_triage_refuses_a_stray_mutant_variable(tmp_path, monkeypatch, capsys):
     assert "DYNFUZZ_MUTANTS" in capsys.readouterr().err
     assert (out / JOURNAL).read_text() == kept
     assert os.environ["DYNFUZZ_MUTANTS"] == "cell-by-name"
+
+
+def test_a_triage_result_that_fails_to_apply_does_not_end_the_campaign(tmp_path, monkeypatch):
+    """An OSError from a bucket folder moved away ended the campaign with exit 3 and no final summary."""
+    cases = [draw_case(0)]
+    campaign = Campaign(CampaignConfig(budget=1, out=tmp_path / "out", spec=CompileSpec(), progress=False))
+    campaign.ledger.triage = campaign.triage = _answering(cases)(CompileSpec())
+    campaign.ledger.record(cases[0], SYMPTOM)
+
+    def moved(*args, **kwargs):
+        raise FileNotFoundError("findings/x: the folder was moved away")
+
+    monkeypatch.setattr(campaign.ledger.filer, "place", moved)
+    campaign.triage_poll()
+    assert campaign.ledger.harness_errors.counts["internal"] == 1
+    assert [r["fact"] for r in read_journal(tmp_path / "out")].count("triage") == 1, "the result is journaled"
+
+
+def test_a_resumed_campaign_counts_its_database_replays_against_cases(tmp_path):
+    """`--cases 8` with 3 database replays ended at 11 after a resume: the replays were not restored."""
+    db = tmp_path / "db"
+    args = ["--family", "basic", "--workers", "0", "--compiler", "perturb-output", "--no-progress", "--no-minimize",
+            "--db", str(db)]
+    assert main(["fuzz", "--cases", "3", *args, "--out", str(tmp_path / "first")]) == 0
+    out = tmp_path / "second"
+    assert main(["fuzz", "--cases", "8", "--seed", "1", *args, "--out", str(out)]) == 0
+    before = json.loads((out / "summary.json").read_text())
+    assert before["replayed_from_database"] >= 1 and before["cases"] == 8
+    assert main(["fuzz", "--resume", str(out), "--no-progress"]) == 0
+    after = json.loads((out / "summary.json").read_text())
+    assert after["cases"] == 8 and after["replayed_from_database"] == before["replayed_from_database"]

@@ -292,7 +292,19 @@ class Campaign:
         """Apply finished triage jobs to the ledger (non-blocking)."""
         if self.triage is not None:
             for ident, status, payload in self.triage.poll():
-                self.ledger.apply_triage(ident, status, payload)
+                self._apply_guarded(ident, status, payload)
+
+    def _apply_guarded(self, ident: str, status: str, payload: Any) -> None:
+        """A triage result into the ledger; a dynfuzz failure while applying it (a bucket folder moved away, say)
+        is an internal harness error, never the end of the campaign: the result is in the journal already, and
+        the views made from it (`dynfuzz report DIR`) apply it again."""
+        from dynfuzz.run.harness_errors import HarnessError
+
+        try:
+            self.ledger.apply_triage(ident, status, payload)
+        except Exception as e:  # noqa: BLE001  (any failure of ours; the campaign goes on)
+            self.ledger.harness_error(Case(source="", seed=getattr(getattr(payload, "case", None), "seed", None)),
+                                      HarnessError.from_exception(e))
 
     def triage_drain(self, grace: float = 60.0) -> None:
         """Triage on every process for at most `grace` s; what is left stays on disk for `dynfuzz triage`,
@@ -301,7 +313,7 @@ class Campaign:
             self.triage.resize(max(self.config.workers, 1) + triage_lanes(self.config.workers))
             results, left = self.triage.drain(time.monotonic() + grace)
             for ident, status, payload in results:
-                self.ledger.apply_triage(ident, status, payload)
+                self._apply_guarded(ident, status, payload)
             self.triage_left = len(left)
             self.triage_recycles = self.triage.recycled
             self.triage_jobs = list(self.triage.job_seconds)
