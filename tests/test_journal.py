@@ -257,3 +257,50 @@ def test_a_resumed_campaign_counts_its_database_replays_against_cases(tmp_path):
     assert main(["fuzz", "--resume", str(out), "--no-progress"]) == 0
     after = json.loads((out / "summary.json").read_text())
     assert after["cases"] == 8 and after["replayed_from_database"] == before["replayed_from_database"]
+
+
+def test_the_triage_drain_keeps_fuzz_within_its_budget_plus_the_end_limit(tmp_path):
+    """A 20-minute campaign was still draining triage 5 minutes after its budget: the drain gets what is left of
+    END_LIMIT after the budget, and nothing after a SIGTERM (its jobs stay queued)."""
+    import time
+
+    from dynfuzz.run.campaign import END_LIMIT
+
+    campaign = Campaign(CampaignConfig(budget=1200, out=tmp_path / "out", spec=CompileSpec(), progress=False))
+    now = time.monotonic()
+    assert campaign._drain_grace(start=now) == pytest.approx(60.0, abs=0.5), "10% of 20 minutes, at most 60 s"
+    late = campaign._drain_grace(start=now - 1200 - (END_LIMIT - 5))  # the cases ended 55 s after the budget
+    assert 0 < late <= 5.0
+    assert campaign._drain_grace(start=now - 1200 - END_LIMIT - 30) == 0.0
+    campaign.stopped_by = "SIGTERM"
+    assert campaign._drain_grace(start=now) == 0.0
+
+
+@pytest.mark.slow
+def test_sigterm_while_triage_drains_ends_with_the_final_views(tmp_path):
+    """SIGTERM during the drain once killed the campaign at once: no final summary, `stopped_by` null."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "dynfuzz", "fuzz", "--budget", "15s", "--seed", "3", *SMALL[:2],
+                             "--workers", "1", "--compiler", "perturb-output", "--no-db", "--no-progress",
+                             "--minimize-budget", "60s", "--out", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    until = time.monotonic() + 300
+    while not ((out / JOURNAL).is_file() and '"fact":"drain"' in (out / JOURNAL).read_text()):
+        assert proc.poll() is None, proc.stderr.read()
+        assert time.monotonic() < until
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    sent = time.monotonic()
+    assert proc.wait(120) == 128 + signal.SIGTERM, proc.stderr.read()
+    assert time.monotonic() - sent < 30
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["stopped_by"] == "SIGTERM"
+    assert read_journal(out)[-1]["fact"] == "progress" and any(r["fact"] == "stop" for r in read_journal(out))
+    journaled = {r["ident"] for r in read_journal(out) if r["fact"] == "finding"}
+    listed = {f"{u['signature']} {u['cheap_key']}" for u in summary["unique_findings"]}
+    assert journaled and journaled <= listed, "every finding is in a bucket or waiting in the queue"

@@ -38,6 +38,7 @@ from dynfuzz.triage.queue import triage_lanes
 from hypothesis.errors import StopTest
 
 END_GRACE = 10.0  # seconds running cases get to finish after the budget is spent or a stop is asked for
+END_LIMIT = 60.0  # `fuzz` ends at most this long after its budget: cases' END_GRACE and the triage drain together
 
 
 @dataclass
@@ -80,6 +81,7 @@ class Campaign:
         self.to_replay: list[Case] = []
         self.to_confirm: list[tuple[Case, dict[str, Any]]] = []  # crashed a worker once: run again to confirm
         self.stopped_by: str | None = None  # SIGTERM / SIGINT when the campaign was stopped before its budget
+        self.finishing = False  # writing the final views: a signal no longer interrupts
         self.ending_since: float | None = None  # when the budget ran out or a stop was asked for
         self.unfinished = 0  # cases still running END_GRACE s after the end, abandoned
         self.open_indices: dict[int, int] = {}  # seed -> stream index, drawn and not yet finished (Note below)
@@ -162,6 +164,11 @@ class Campaign:
 
     # ---- the loop ----
     def run(self) -> dict[str, Any]:
+        """The campaign, with SIGTERM and Ctrl-C handled to its very end (the drain and the final views too)."""
+        with self._stop_on_signals():
+            return self._run()
+
+    def _run(self) -> dict[str, Any]:
         cfg = self.config
         self.ledger.findings_dir.mkdir(parents=True, exist_ok=True)
         self.inflight_dir.mkdir(parents=True, exist_ok=True)
@@ -204,7 +211,7 @@ class Campaign:
         reporter = Reporter(cfg.progress, cfg.budget)
         last_summary = start
         try:
-            with reporter, self._stop_on_signals():
+            with reporter:
                 while True:
                     deadline = start + cfg.budget + cfg.known.verify_seconds  # verifying known issues is not budget
                     now = time.monotonic()
@@ -255,9 +262,12 @@ class Campaign:
             if self.findings_db is not None:
                 self.findings_db.flush(force=True)  # what an outage kept back (Note [The database is a cache])
         try:
-            self.triage_drain(cfg.triage_grace if cfg.triage_grace is not None else triage_grace(cfg.budget))
+            self.triage_drain(self._drain_grace(start))
+        except KeyboardInterrupt:  # asked twice while draining: the jobs left stay queued
+            self.stopped_by = self.stopped_by or "SIGINT"
         finally:
             remove_compile_cache()  # after the drain: the triage processes compile with it until they stop
+        self.finishing = True  # a signal now only records itself: the final views are written whatever comes
         self.ledger.seconds = self.previous_seconds + time.monotonic() - start
         if cfg.coverage is not None:
             self._finish_coverage()
@@ -274,6 +284,18 @@ class Campaign:
 
             reporter.print_text(format_table(self.coverage_report))
         return summary
+
+    def _drain_grace(self, start: float) -> float:
+        """How long triage may still run after the cases: none after a stop (SIGTERM: the jobs stay queued for
+        `dynfuzz triage`); else `triage_grace` (10% of the budget, 10 s to 60 s), cut so that `fuzz` ends at most
+        END_LIMIT s after its budget (a campaign given its own grace, the gate, keeps it)."""
+        cfg = self.config
+        if self.stopped_by:
+            return 0.0
+        if cfg.triage_grace is not None:
+            return cfg.triage_grace
+        hard_end = start + cfg.budget + cfg.known.verify_seconds + END_LIMIT
+        return max(0.0, min(triage_grace(cfg.budget), hard_end - time.monotonic()))
 
     # ---- triage: the lanes, their share of the workers, their results ----
     def _balance(self, elapsed: float, remaining: float, open_for_new: bool, local: bool) -> int:
@@ -311,7 +333,15 @@ class Campaign:
         its buckets `unminimized`, and suspects are filed under their cheap keys."""
         if self.triage is not None:
             self.triage.resize(max(self.config.workers, 1) + triage_lanes(self.config.workers))
-            results, left = self.triage.drain(time.monotonic() + grace)
+            self.journal.append("drain", grace=round(grace, 3), waiting=len(self.triage))
+            deadline = time.monotonic() + grace
+            try:
+                while len(self.triage) and time.monotonic() < deadline and not self.stopped_by:
+                    for ident, status, payload in self.triage.poll(wait=min(0.2, max(deadline - time.monotonic(),
+                                                                                     0.0))):
+                        self._apply_guarded(ident, status, payload)
+            finally:
+                results, left = self.triage.drain(time.monotonic())  # stops the lanes; what runs stays queued
             for ident, status, payload in results:
                 self._apply_guarded(ident, status, payload)
             self.triage_left = len(left)
@@ -349,9 +379,9 @@ class Campaign:
             return
 
         def stop(signum, frame):
-            if self.stopped_by:  # asked twice: stop waiting for running cases
+            if self.stopped_by and not self.finishing:  # asked twice: stop waiting for running cases
                 raise KeyboardInterrupt
-            self.stopped_by = signal.Signals(signum).name
+            self.stopped_by = self.stopped_by or signal.Signals(signum).name
 
         saved = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
         try:
