@@ -103,7 +103,7 @@ class Campaign:
         self.coverage_report: dict[str, Any] | None = None
         self.coverage_seconds = 0.0
         self.jobs_waiting: list[Any] = []  # triage jobs restored by --resume, handed to the lanes at the start
-        self.last_progress = 0.0  # when the last `progress` fact was journaled
+        self.last_progress = 0.0  # when the last `progress` fact with the large process blocks was journaled
         self.journal = Journal(config.out)  # Note [The journal is the campaign] (run/journal.py)
         self.earlier_facts: list[dict[str, Any]] = []  # --resume: the facts of the earlier runs views are made of
         if config.resume is not None:  # Note [Resuming a campaign] in run/resume.py
@@ -571,16 +571,19 @@ class Campaign:
         return out
 
     def write_summary(self, final: bool = False) -> dict[str, Any]:
-        """Journal the counts (a `progress` fact, at most every 2 s unless `final`), then write summary.json, the
-        view of the journal's settings and this ledger."""
-        from dynfuzz.run.journal_views import compose, counts_of, write_summary
+        """Journal the counts (a `progress` fact: the large process blocks, behaviours and coverage, at most every
+        10 s unless `final`), then write summary.json, the view of the journal's settings and this ledger."""
+        from dynfuzz.run.journal_views import LARGE_PROCESS_FIELDS, compose, counts_of, write_summary
 
         live = self.summary()
         ledger_keys = set(self.ledger.summary())
         process = {k: v for k, v in live.items() if k not in ledger_keys}
-        if final or time.monotonic() - self.last_progress >= 2.0:
-            self.journal.append("progress", counts=counts_of(self.ledger), process=process)
+        journaled = process
+        if not final and time.monotonic() - self.last_progress < 10.0:
+            journaled = {k: v for k, v in process.items() if k not in LARGE_PROCESS_FIELDS}
+        else:
             self.last_progress = time.monotonic()
+        self.journal.append("progress", counts=counts_of(self.ledger), process=journaled)
         summary = compose(self.ledger, self.earlier_facts, self.config.out, process=process)
         write_summary(self.config.out, summary)
         return summary

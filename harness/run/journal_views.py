@@ -22,6 +22,8 @@ from dynfuzz.run.journal import decode, last, read_journal, settings_fact
 SETTINGS_FIELDS = ("torch", "python", "hypothesis", "dynfuzz_commit", "torch_patches", "backend", "device",
                    "fullgraph", "dynamic", "compiler", "backends", "cross_device", "seed", "families", "workers",
                    "budget_seconds", "max_cases", "shard", "known_file", "mutants", "disabled_constructs")
+# process fields of summary.json too large to journal with every progress fact (every 10 s, and at the end)
+LARGE_PROCESS_FIELDS = frozenset({"behaviours", "coverage", "guided", "torch_observers"})
 # ledger counters the journal holds only as totals (in `progress`), not fact by fact
 _COUNTERS = ("cases", "eager_errors", "crashes", "hangs", "torch_seconds", "seconds")
 _COUNTED = ("features", "timing_sums", "reference", "unsupported_constructs", "skipped")
@@ -102,6 +104,9 @@ def replay(ledger: Any, facts: list[dict[str, Any]], triaging: bool) -> list[Any
         if row["fact"] == "known":
             ledger.known_verdicts.setdefault(row["key"], bool(row["known"]))
     programs: dict[str, tuple[Any, Any]] = {}
+    after = max((i for i, row in enumerate(facts) if row["fact"] == "progress"), default=-1)
+    ledger.unconfirmed = Counter((row["ident"], row["seed"]) for row in facts[after + 1:]
+                                 if row["fact"] == "finding" and row.get("seed") is not None)
     for row in facts:
         kind = row["fact"]
         if "seconds" in row:
@@ -155,6 +160,18 @@ def _apply_releases(ledger: Any, facts: list[dict[str, Any]]) -> None:
                 report.write_text(with_section(report.read_text(), verdict["section"]))
 
 
+def latest_process(facts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The process fields of the last `progress` fact, the large ones from the last fact that holds them."""
+    process: dict[str, Any] = {}
+    for row in reversed(facts):
+        if row["fact"] == "progress":
+            for key, value in row.get("process", {}).items():
+                process.setdefault(key, value)
+            if LARGE_PROCESS_FIELDS & set(row.get("process", {})):
+                break
+    return process
+
+
 def compose(ledger: Any, facts: list[dict[str, Any]], out: Path, process: dict[str, Any] | None = None,
             settings: dict[str, Any] | None = None) -> dict[str, Any]:
     """summary.json: the ledger's counts and buckets, the process fields of the run (`process`, else the last
@@ -162,8 +179,7 @@ def compose(ledger: Any, facts: list[dict[str, Any]], out: Path, process: dict[s
     from dynfuzz.triage.buckets import row_is_bug
 
     if process is None:
-        progress = last(facts, "progress")
-        process = dict(progress.get("process", {})) if progress is not None else {}
+        process = latest_process(facts)
     settings = settings if settings is not None else effective_settings(facts, out)
     summary = {**ledger.summary(), **process}
     summary.update({k: settings[k] for k in SETTINGS_FIELDS if k in settings})

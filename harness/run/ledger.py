@@ -103,6 +103,9 @@ class Ledger:
         self.journal: Any = None  # the campaign's Journal (run/journal.py); None while a journal is replayed
         self.journaled: set[str] = set()  # identities whose program the journal holds already
         self.known_verdicts: dict[str, bool] = {}  # key -> whether it is a known issue (asked once, journaled)
+        # (identity, case seed) of findings journaled after the last `progress` fact: their cases run again on
+        # --resume (the stream position is the progress fact's), and find them again without counting them twice
+        self.unconfirmed: Counter[tuple[str, int]] = Counter()
 
     # ---- bookkeeping ----
     def _finish(self, case: Case, status: str, payload: Any) -> None:
@@ -151,13 +154,16 @@ class Ledger:
     def record(self, case: Case, f: Finding) -> list[Unique]:
         """Count a finding; file it once per identity (or queue it as a suspect) unless it is a known issue.
         Returns the identity it made new, if any (its example is written, or its job is queued)."""
+        cheap = cheap_explanation(case, f)
+        ident = identity(f.signature, cheap.key)
+        if case.seed is not None and self.unconfirmed.get((ident, case.seed)):
+            self.unconfirmed[(ident, case.seed)] -= 1  # a re-run case's finding: journaled and counted already
+            return []
         self.findings += 1
         self.by_oracle[f.oracle] += 1
         self.by_kind[f.kind] += 1
         if f.layer:
             self.by_layer[f.layer] += 1
-        cheap = cheap_explanation(case, f)
-        ident = identity(f.signature, cheap.key)
         self._journal_finding(ident, case, f, cheap.key)
         if ident in self.known_by_identity:  # its own key (or its own triage) named a known issue
             self.known_hits[self.known_by_identity[ident]] += 1
