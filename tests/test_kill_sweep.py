@@ -4,7 +4,8 @@ folder's views made from its journal hold every finding ever journaled (in a buc
 that the counts agree with the journal, and that no other folder changed. The `perturb-output` double finds
 something in most cases on eager, so findings and triage results arrive within seconds.
 
-`DYNFUZZ_SWEEP_SECONDS` bounds it (default 180 s of kills after the first, then one run to the end)."""
+`DYNFUZZ_SWEEP_SECONDS` bounds it (default 180 s of kills after the first), then a resumed run and a
+`dynfuzz triage` run go to their end, checked the same way."""
 from __future__ import annotations
 
 import json
@@ -148,9 +149,11 @@ def test_kill_sweep_loses_no_finding(tmp_path, capsys):
         seen = _check(out)
         assert _tree(neighbour) == before, "another folder changed"
     _run(["fuzz", "--resume", str(out), "--no-progress", "--no-db"], kill_after=None)
+    _check(out)
+    _run(["triage", str(out), "--budget", "120s", "--minimize-budget", "10s"], kill_after=None)
     final = _check(out)
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["cases"] == CASES
+    assert summary["cases"] == CASES and final["triage"] >= 1
     assert _tree(neighbour) == before
     with capsys.disabled():
         print(f"\nkill sweep: start-up to the first finding {startup:.0f} s; {kills} kill points, {ends} runs ended on their own, runs {dict(runs)}; "

@@ -104,9 +104,6 @@ def replay(ledger: Any, facts: list[dict[str, Any]], triaging: bool) -> list[Any
         if row["fact"] == "known":
             ledger.known_verdicts.setdefault(row["key"], bool(row["known"]))
     programs: dict[str, tuple[Any, Any]] = {}
-    after = max((i for i, row in enumerate(facts) if row["fact"] == "progress"), default=-1)
-    ledger.unconfirmed = Counter((row["ident"], row["seed"]) for row in facts[after + 1:]
-                                 if row["fact"] == "finding" and row.get("seed") is not None)
     for row in facts:
         kind = row["fact"]
         if "seconds" in row:
@@ -137,6 +134,9 @@ def replay(ledger: Any, facts: list[dict[str, Any]], triaging: bool) -> list[Any
         for name in _COUNTED:
             setattr(ledger, name, Counter(counts.get(name, {})))
     _apply_releases(ledger, facts)
+    after = max((i for i, row in enumerate(facts) if row["fact"] == "progress"), default=-1)
+    ledger.unconfirmed = Counter((row["ident"], row["seed"]) for row in facts[after + 1:]
+                                 if row["fact"] == "finding" and row.get("seed") is not None)
     ledger.journal, ledger.on_new_finding, ledger.triage = journal, hook, lanes
     return [Job(ident, case, f, priority, meta) for ident, case, f, meta, priority in waiting.jobs.values()]
 
