@@ -130,6 +130,8 @@ def _run(config: GateConfig, start: float) -> GateResult:
                                            progress=False, minimize_budget=config.minimize_budget,
                                            triage_grace=max(60.0, config.budget - (time.monotonic() - start))))
         summary = campaign.run()
+        for b in summary.get("buckets", []):  # summary.json's paths are relative to the campaign folder
+            b.update({k: str(config.out / "campaign" / b[k]) for k in ("repro", "folder") if b.get(k)})
     buckets = summary.get("buckets", [])
     new = [b for b in buckets if row_is_bug(b)
            or config.strict and tier_of(b["class"]) == "refusal" and b["status"] != "flaky"]

@@ -33,7 +33,9 @@ RECOMPUTED = frozenset({"cases_per_second", "valid_fraction", "overhead_fraction
 UNITED_BY = {"unique_findings": ("signature", "cheap_key"), "buckets": ("key",)}
 NOT_COUNTS = frozenset({"seed", "fullgraph", "dynamic"})  # numbers or booleans that are settings, not counts
 ITEM_COUNTS = ("count", "findings", "examples", "cases")  # per-bucket numbers that add up across runs
-STATUS_RANK = {"ok": 0, "unminimized": 1, "flaky": 2}  # a bucket's best-confirmed status wins
+# a bucket's best-confirmed status wins: reproduced (explained or not) before a repro that did not run cleanly,
+# before one not minimized yet, and flaky (did not diverge again) last
+STATUS_RANK = {"ok": 0, "unexplained": 1, "unverified": 2, "unminimized": 3, "flaky": 4}
 CONFIRMATION = ("status", "verdict", "repro", "folder", "note", "cause")  # taken together from that run
 
 
@@ -180,15 +182,22 @@ def _repoint(items: list[dict[str, Any]], moved: dict[str, str]) -> None:
 
 def merge(dirs: list[str], out: Path) -> dict[str, Any]:
     """Merge the runs in `dirs` into `out/summary.json` and `out/findings/`; returns the merged summary."""
+    from dynfuzz.run.out_folder import claim, holds_campaign
+
     runs = load_runs(dirs)
+    if out.is_dir() and holds_campaign(out):
+        raise UsageError(f"merge --out {out}: it holds a campaign already (a summary.json, findings or a queue); "
+                         f"merge into a new folder")
+    lock = claim(out, resume=True, verb="merge")
     merged = merge_summaries([s for _, s in runs])
     merged["merged_from"] = [str(d) for d, _ in runs]
     try:
-        out.mkdir(parents=True, exist_ok=True)
         moved = _copy_findings(runs, out)
         for key in ("unique_findings", "buckets"):
             _repoint(merged.get(key) or [], moved)
         (out / "summary.json").write_text(json.dumps(merged, indent=2) + "\n")
     except OSError as e:
         raise UsageError(f"cannot write the merged run to {out}: {e.strerror or e}") from None
+    finally:
+        lock.close()
     return merged

@@ -47,7 +47,7 @@ def test_broken_compiler_campaign_saves_findings_that_check_reproduces(tmp_path)
     saved = sorted((tmp_path / "findings").glob("*/examples/*.py"))
     files = [u["file"] for u in summary["unique_findings"]]
     assert summary["unique"] == len(files) >= 1 and len(set(files)) == len(files)
-    assert sorted(Path(f) for f in files if f) == saved, "every identity's own program, none overwritten"
+    assert sorted(tmp_path / f for f in files if f) == saved, "every identity's own program (paths relative to OUT)"
     assert summary["by_oracle"].get("outputs", 0) >= 1
     target = saved[0]
     again = dynfuzz("check", str(target), "--compiler", "perturb-output")

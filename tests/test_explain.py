@@ -170,19 +170,47 @@ def test_triage_pool_runs_as_many_jobs_as_it_has_lanes_and_reports_leftovers_fro
 
 
 def test_dynfuzz_explain_prints_the_key_a_campaign_would_file(tmp_path, capsys):
+    """The key `explain` prints is the one a campaign's ledger files the same finding under after its triage
+    (compared with that ledger's bucket, not with a key written into the test)."""
     import json as _json
 
     from dynfuzz.cli import main
+    from dynfuzz.run.ledger import Ledger
+    from dynfuzz.triage.queue import triage_one
 
     program = tmp_path / "set_arg.py"
     program.write_text("DYNFUZZ = {'compiler': 'drop-set-arg-mutation', 'backend': 'eager', 'device': 'cpu'}\n"
                        + TWO_EFFECTS)
-    assert main(["explain", str(program), "--json", "--no-localize"]) == 0
+    assert main(["explain", str(program), "--json", "--no-localize"]) == 1, "a divergence: exit 1, as check"
     result = _json.loads(capsys.readouterr().out)
-    assert result["key"] == "miscompile: side effect on set contents" and result["tier"] == "miscompile" and result["stable"] is True
-    assert set(result) >= {"key", "cause", "tier", "suspects", "stable"}
+    assert set(result) >= {"key", "cause", "tier", "suspects", "stable"} and result["stable"] is True
+
+    case, f, spec = _finding(TWO_EFFECTS, "drop-set-arg-mutation")
+
+    class Inline:  # the campaign's triage lanes, run in this process
+        def __init__(self):
+            self.results = []
+
+        def submit(self, ident, case, finding, meta, priority):
+            if ident.startswith("localize "):  # explain ran with --no-localize
+                return
+            self.results.append((ident, "done", triage_one(case, finding, spec, 60.0, meta)))
+
+    ledger = Ledger(CampaignConfig(budget=1, out=tmp_path / "campaign", spec=spec, progress=False))
+    ledger.triage = Inline()
+    ledger.record(case, f)
+    for ident, status, payload in ledger.triage.results:
+        ledger.apply_triage(ident, status, payload)
+    (filed,) = ledger.filer.buckets.values()
+    assert result["key"] == filed.key and result["tier"] == filed.tier
+
     agreeing = tmp_path / "agrees.py"
     agreeing.write_text("import torch\ndef f(x):\n    return x + 1\ndef inputs(device, call=0):\n"
                         "    return (torch.ones(2, device=device),)\n")
-    assert main(["explain", str(agreeing), "--no-localize"]) == 1
+    assert main(["explain", str(agreeing), "--no-localize"]) == 0, "no divergence: exit 0, as check"
     assert main(["explain", str(tmp_path / "absent.py")]) == 2
+    broken = tmp_path / "broken.py"
+    broken.write_text("import torch\ndef f(x):\n    return x + 1\ndef inputs(device, call=0):\n"
+                      "    raise ValueError('no inputs today')\n")
+    assert main(["explain", str(broken), "--no-localize"]) == 2, "inputs() raising is bad input, as for check"
+    assert main(["minimize", str(broken)]) == 2

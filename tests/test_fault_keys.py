@@ -109,7 +109,9 @@ def test_localization_ranks_the_function_only_failing_runs_reach_and_keys_it_by_
     assert locus_of(variant_a) == locus_of(variant_b) == variant_a[0]["function"]
     tied = rank([{**common, **faulty, **method_a}], [common])
     assert locus_of(tied) is None, "two functions only the failing run reaches: no clear leader, no locus"
-    assert [r["function"] for r in rank([faulty], [{}])] == [r["function"] for r in rank([faulty], [{}])]
+    even = {"torch/b.py:g": {1}, "torch/a.py:f": {2}}  # reached by the same runs: tied, broken by the name
+    assert [r["function"] for r in rank([even], [{}])] == ["torch/a.py:f", "torch/b.py:g"]
+    assert rank([dict(reversed(even.items()))], [{}]) == rank([even], [{}]), "independent of the order reached"
 
 
 def test_objects_made_by_a_metaclass_are_a_family_apart_from_plain_objects():

@@ -167,10 +167,12 @@ def test_two_findings_of_one_signature_keep_both_programs_when_their_buckets_mer
     examples = sorted((bucket.folder / "examples").glob("*.py"))
     assert len(examples) == 2 and len({p.read_text() for p in examples}) == 2
     rows = ledger.summary()["unique_findings"]
-    assert len(rows) == 2 and {r["file"] for r in rows} == {str(p) for p in examples}
+    files = {r["file"]: tmp_path / r["file"] for r in rows}  # summary.json's paths are relative to OUT
+    assert len(rows) == 2 and set(files.values()) == set(examples)
     for row in rows:
-        u = next(u for u in ledger.unique.values() if str(u.path) == row["file"])
-        assert f"seed {u.seed}" in open(row["file"]).read() or str(u.seed) in open(row["file"]).read()
+        u = next(u for u in ledger.unique.values() if u.path == files[row["file"]])
+        text = files[row["file"]].read_text()
+        assert f"seed {u.seed}" in text or str(u.seed) in text
 
 
 def test_a_suspect_waits_behind_a_new_cheap_key():
@@ -239,3 +241,58 @@ def test_dynfuzz_triage_finishes_what_a_campaign_left_queued(tmp_path):
     assert summary["buckets"][0]["status"] == "ok" and summary["buckets"][0]["count"] == 2
     assert json.loads((out / "summary.json").read_text())["buckets"] == summary["buckets"]
     assert summary["cases"] == before["cases"] and summary["triage_runs"][-1]["jobs"] == 3  # and a localization
+
+
+def _not_minimized(verdict):
+    """A triage answer for a finding that did not diverge again: its program's own fresh runs gave `verdict`."""
+    def answer(case, f):
+        return Triaged(case, f, cheap_explanation(case, f), "print('as found')\n", verdict, 0.1, False)
+    return answer
+
+
+def _reproduced_unexplained(case, f):
+    return Triaged(case, f, cheap_explanation(case, f), "print('minimized')\n", "reproduces", 0.1)
+
+
+def test_an_untriaged_suspect_is_never_settled_into_another_findings_bucket(tmp_path):
+    """Same program, another signature: a suspect of the first's bucket. Its triage never answered: at the end it
+    waits in the queue, listed without a bucket, and the first finding's bucket still counts only the first."""
+    first = draw_case(0)
+    ledger = ledger_with(tmp_path)
+    ledger.record(first, SYMPTOM)
+    ledger.record(first, OTHER)
+    suspect = ident_of(first, OTHER)
+    assert suspect in ledger.suspects
+    ledger.settle()
+    (bucket,) = ledger.filer.buckets.values()
+    assert bucket.count == 1 and [m.finding.signature for m in bucket.members] == [SYMPTOM.signature]
+    row = next(r for r in ledger.summary()["unique_findings"] if r["signature"] == OTHER.signature)
+    assert row["bucket"] is None and row["waiting"] and row["file"].startswith("queue/")
+    assert suspect in [j.ident for j in ledger.pending.load()]
+
+
+def test_a_bucket_is_flaky_only_by_its_members_own_verdicts(tmp_path):
+    """A flaky suspect does not make a bucket whose first finding was never re-run flaky; a bucket flaky by its
+    first finding is not flaky any more once a later member reproduces."""
+    first = draw_case(0)
+    ledger = ledger_with(tmp_path, {ident_of(first, OTHER): _not_minimized("flaky")})
+    ledger.record(first, SYMPTOM)
+    ledger.record(first, OTHER)
+    for ident, status, payload in ledger.triage.poll():
+        ledger.apply_triage(ident, status, payload)
+    (bucket,) = ledger.filer.buckets.values()
+    assert ledger.unique[ident_of(first, OTHER)].verdict == "flaky"
+    assert bucket.status == "unminimized", "the first finding was never re-run: nothing says it is flaky"
+
+    ledger = ledger_with(tmp_path / "healed", {ident_of(first, SYMPTOM): _not_minimized("flaky"),
+                                               ident_of(first, OTHER): _reproduced_unexplained})
+    ledger.record(first, SYMPTOM)
+    for ident, status, payload in ledger.triage.poll():
+        ledger.apply_triage(ident, status, payload)
+    (bucket,) = ledger.filer.buckets.values()
+    assert bucket.status == "flaky"
+    ledger.record(first, OTHER)
+    for ident, status, payload in ledger.triage.poll():
+        ledger.apply_triage(ident, status, payload)
+    (bucket,) = ledger.filer.buckets.values()
+    assert bucket.count == 2 and bucket.status in ("ok", "unexplained") and bucket.verdict == "reproduces"

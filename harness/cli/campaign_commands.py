@@ -17,6 +17,7 @@ def cmd_fuzz(args) -> int:
     from dynfuzz.releases.known_verifier import verifying
     from dynfuzz.run.campaign import Campaign, CampaignConfig
     from dynfuzz.run.out_folder import claim
+    from dynfuzz.run.resume import flags_of
     from dynfuzz.run.torch_compat import pristine_tree
 
     budget = parse_duration(args.budget or "60s")
@@ -41,7 +42,7 @@ def cmd_fuzz(args) -> int:
                     worker_memory=flags.worker_memory(args), minimize_budget=flags.minimize_budget(args))
     out = flags.out_dir(args.out)
     lock = claim(out, resume=resume is not None, overwrite=args.overwrite)  # noqa: F841  (held while it runs)
-    config = CampaignConfig(out=out, **settings)
+    config = CampaignConfig(out=out, flags=flags_of(args), **settings)
     with pristine_tree(flags.pristine(args)):
         summary = Campaign(config).run()
     print(json.dumps({k: summary[k] for k in ("cases", "cases_per_second", "findings", "unique", "bugs",
@@ -55,7 +56,7 @@ def cmd_fuzz(args) -> int:
 def _resume(args):
     """`--resume DIR`: the saved campaign's state, its settings written into `args` (run/resume.py)."""
     from dynfuzz.cli import build_parser
-    from dynfuzz.run.resume import DEFAULTS, SETTINGS, apply_settings, load
+    from dynfuzz.run.resume import DEFAULTS, FLAGS, SETTINGS, apply_settings, load
 
     if args.resume is None:
         return None
@@ -63,7 +64,7 @@ def _resume(args):
     if args.out != defaults.out and Path(args.out).resolve() != Path(args.resume).resolve():
         raise UsageError(f"--resume {args.resume} continues in that directory; --out {args.out} conflicts")
     state = load(Path(args.resume))
-    given = {dest for dest in [*SETTINGS.values(), *DEFAULTS.values(), "minimize_budget", "no_minimize"]
+    given = {dest for dest in [*SETTINGS.values(), *DEFAULTS.values(), *FLAGS, "minimize_budget", "no_minimize"]
              if getattr(args, dest) != getattr(defaults, dest)}
     apply_settings(state, args, given)
     args.out = args.resume
@@ -74,6 +75,7 @@ def cmd_triage(args) -> int:
     """`dynfuzz triage DIR [--budget 10m] [--workers N]`: finish a campaign's triage in its folder."""
     from dynfuzz.run.finish import finish_triage
 
+    flags.refuse_stray_mutants(args)  # a stray variable would break torch, and triage file the breakage
     if args.workers < 1:
         raise UsageError("--workers must be 1 or more")
     out = Path(args.dir)
@@ -112,9 +114,26 @@ def cmd_report(args) -> int:
     if args.out is None and len(dirs) > 1:
         raise UsageError("several campaigns are merged into one report: say where it goes with --out DIR")
     out = flags.out_dir(args.out) if args.out else dirs[0]
+    if args.out is None:
+        _rebuild_views(dirs[0])
     html, md = write_report(dirs, out, Path(args.since) if args.since else None)
     print(f"{html}\n{md}")
     return 0
+
+
+def _rebuild_views(folder: Path) -> None:
+    """`dynfuzz report DIR` on a journaled campaign: summary.json, findings/ and queue/ made again from its
+    journal first (Note [The journal is the campaign]), under the folder's lock."""
+    from dynfuzz.run.journal import has_journal
+    from dynfuzz.run.journal_views import rebuild
+    from dynfuzz.run.out_folder import claim
+
+    if has_journal(folder):
+        lock = claim(folder, resume=True, verb="report")
+        try:
+            rebuild(folder, report=False)
+        finally:
+            lock.close()
 
 
 def add_parsers(sub) -> None:

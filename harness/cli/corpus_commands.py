@@ -38,7 +38,7 @@ def cmd_known(args) -> int:
     from dynfuzz.triage import known as known_mod
     from dynfuzz.triage.repro import torch_version
 
-    issues = flags.known_issues(args)
+    issues = flags.known_issues(args, must_exist=args.action != "add")
     path = issues.path
     version = torch_version()
     if args.action == "add":

@@ -167,13 +167,17 @@ def minimize_budget(args) -> float | None:
     return budget
 
 
-def known_issues(args):
+def known_issues(args, must_exist: bool = True):
     """The known issues a command reads: `--known FILE`, else `known_issues.toml` of the corpus folder
-    (`--corpus DIR`, `$DYNFUZZ_CORPUS` or the editable checkout; see `dynfuzz.paths`)."""
+    (`--corpus DIR`, `$DYNFUZZ_CORPUS` or the editable checkout; see `dynfuzz.paths`). A `--known` file that is
+    not there is a usage error (a campaign once ran silently without its known issues), unless `must_exist` is
+    off (`known add` may start a new file)."""
     from dynfuzz.paths import known_issues_file
     from dynfuzz.triage.known import KnownIssues
 
     if getattr(args, "known", None):
+        if must_exist and not Path(args.known).is_file():
+            raise UsageError(f"--known {args.known}: no such file")
         return KnownIssues.load(Path(args.known))
     path = known_issues_file(getattr(args, "corpus", None))
     return KnownIssues.load(path) if path is not None else KnownIssues()

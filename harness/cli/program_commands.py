@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from dynfuzz.budget import parse_duration
@@ -53,7 +55,8 @@ def cmd_minimize(args) -> int:
     budget = parse_duration(args.budget)
     saved = read_program(Path(args.file))
     spec = fill_spec_from(args, saved.meta)
-    m, path = minimize_file(saved, spec, budget, Path(args.out) if args.out else None, args.signature)
+    with _unusable_program(args.file):
+        m, path = minimize_file(saved, spec, budget, Path(args.out) if args.out else None, args.signature)
     print(path.read_text())
     print(f"# minimized {args.file}: {m.original_lines} -> {m.lines} program lines in {m.seconds:.1f} s, "
           f"signature {m.finding.signature}; written to {path}", file=sys.stderr)
@@ -85,19 +88,31 @@ def cmd_explain(args) -> int:
     path = Path(args.file)
     if not path.is_file():
         raise UsageError(f"no such program: {args.file}")
-    result = explain_file(path, lambda meta: fill_spec_from(args, meta), parse_duration(args.backstop),
-                          localize_too=not args.no_localize)
-    if result is None:
+    with _unusable_program(args.file):
+        result = explain_file(path, lambda meta: fill_spec_from(args, meta), parse_duration(args.backstop),
+                              localize_too=not args.no_localize)
+    if result is None:  # exit codes as `check`'s: 0 no divergence, 1 a divergence (here: explained)
         print(json.dumps({"key": None, "diverges": False}) if args.json else f"{args.file}: does not diverge")
-        return 1
+        return 0
     if args.json:
         print(json.dumps(result.as_json()))
-        return 0
+        return 1
     print(f"key:    {result.key}\ncause:  {result.cause}\ntier:   {result.tier}\nstable: {result.stable} "
           f"({result.minimized_lines} program lines, {result.seconds:.0f} s)")
     for s in result.suspects:
         print(f"  {s['score']:.3f}  {s['function']}  (failing {s['failing']}, passing {s['passing']})")
-    return 0
+    return 1
+
+
+@contextmanager
+def _unusable_program(name: str) -> Iterator[None]:
+    """A program whose `inputs()` raises is bad input (exit 2, as `check` says), not dynfuzz's internal error."""
+    from dynfuzz.errors import InvalidCase
+
+    try:
+        yield
+    except InvalidCase as e:
+        raise UsageError(f"{name}: {e}") from None
 
 
 def add_parsers(sub) -> None:

@@ -50,8 +50,55 @@ def with_section(text: str, block: str) -> str:
 
 
 def write_back(campaign: Path, rows: list[Row], builds: dict[str, str]) -> dict[str, Any]:
-    """Write the matrix of `campaign`'s buckets into it (module docstring); returns the new summary."""
+    """Write the matrix of `campaign`'s buckets into it (module docstring), under the folder's lock; returns the
+    new summary. A journaled campaign gets a `release` fact, and its views are made again from the journal."""
     from dynfuzz.report import write_report
+    from dynfuzz.run.journal import has_journal
+    from dynfuzz.run.out_folder import claim
+
+    lock = claim(campaign, resume=True, verb="releases check")
+    try:
+        summary = _journal_back(campaign, rows, builds) if has_journal(campaign) \
+            else _summary_back(campaign, rows, builds)
+    finally:
+        lock.close()
+    write_report([campaign])
+    return summary
+
+
+def _verdict(row: Row, builds: dict[str, str]) -> dict[str, Any]:
+    """A bucket's release fields (and the ones a new verdict drops), and its report.md section."""
+    fields: dict[str, Any] = {"releases": {rel: row.cells[rel].as_json() for rel in sorted(row.cells, key=version_key)},
+                              "release_verdict": row.verdict.text}
+    if row.bisect is not None:
+        fields["bisect"] = row.bisect
+    dropped = []
+    if row.verdict.kind == "fixed":
+        fields["fixed_in"] = row.verdict.release
+    else:
+        dropped.append("fixed_in")
+    return {"fields": fields, "dropped": dropped, "section": section(row, builds)}
+
+
+def _journal_back(campaign: Path, rows: list[Row], builds: dict[str, str]) -> dict[str, Any]:
+    from dynfuzz.run.journal import Journal
+    from dynfuzz.run.journal_views import rebuild
+
+    current = json.loads((campaign / "summary.json").read_text()) if (campaign / "summary.json").is_file() else {}
+    mine = {_ident(row.repro.bucket): row for row in rows if row.repro.campaign == campaign and row.repro.bucket}
+    verdicts = {b["key"]: _verdict(mine[_ident(b)], builds) for b in current.get("buckets", []) if _ident(b) in mine}
+    tried = sorted(builds, key=version_key)
+    fixed = sum(1 for b in current.get("buckets", [])
+                if (verdicts[b["key"]]["fields"].get("fixed_in") if b["key"] in verdicts else b.get("fixed_in")))
+    journal = Journal(campaign)
+    journal.append("release", buckets=verdicts,
+                   block={"tried": tried, "builds": {r: builds[r] for r in tried}, "fixed": fixed})
+    journal.close()
+    return rebuild(campaign, report=False)
+
+
+def _summary_back(campaign: Path, rows: list[Row], builds: dict[str, str]) -> dict[str, Any]:
+    """An earlier layout (no journal): summary.json and report.md edited in place."""
     from dynfuzz.report.data import resolve_path
     from dynfuzz.triage.buckets import row_is_bug
 
@@ -84,7 +131,6 @@ def write_back(campaign: Path, rows: list[Row], builds: dict[str, str]) -> dict[
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(summary, indent=2) + "\n")
     tmp.replace(path)
-    write_report([campaign])
     return summary
 
 

@@ -176,18 +176,22 @@ def _read(path: str | Path | None) -> str:
 
 
 def resolve_path(folder: Path, path: str | None) -> Path | None:
-    """A path recorded in summary.json, relative to the campaign folder when the folder was moved."""
+    """A path recorded in summary.json: relative to the campaign folder `folder` (never to the working directory;
+    an earlier layout's path relative to its command's directory is found by its `findings/...` tail), or
+    absolute."""
     if not path:
         return None
     p = Path(path)
-    if p.exists():
-        return p
+    if not p.is_absolute() and (folder / p).exists():
+        return folder / p
     parts = p.parts
     if "findings" in parts:
         moved = folder.joinpath(*parts[parts.index("findings"):])
         if moved.exists():
             return moved
-    return p
+    if p.is_absolute():
+        return p
+    return folder / p
 
 
 def repro_meta(text: str, path: Path | None = None) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from dynfuzz.run.compilers import CompileSpec, make_compiler
 from dynfuzz.run.ledger import Ledger, Unique  # noqa: F401  (Unique: re-exported for callers)
 from dynfuzz.run.line_coverage import Collector, CoverageSpec, Tracker
 from dynfuzz.run.progress import Reporter
+from dynfuzz.run.journal import Journal, last
 from dynfuzz.run.resume import ResumeState
 from dynfuzz.run.torch_observers import record as observer_record
 from dynfuzz.triage.known import KnownIssues
@@ -37,6 +38,7 @@ from dynfuzz.triage.queue import triage_lanes
 from hypothesis.errors import StopTest
 
 END_GRACE = 10.0  # seconds running cases get to finish after the budget is spent or a stop is asked for
+END_LIMIT = 60.0  # `fuzz` ends at most this long after its budget: cases' END_GRACE and the triage drain together
 
 
 @dataclass
@@ -63,6 +65,7 @@ class CampaignConfig:
     worker_memory: int | None = None  # --worker-memory: RLIMIT_AS per worker process in bytes (None: no limit)
     minimize_budget: float | None = None  # --minimize-budget: seconds per new cheap key in the triage worker
     triage_grace: float | None = None  # the most the triage queue may delay the end (None: `triage_grace()`)
+    flags: dict[str, Any] = field(default_factory=dict)  # the command-line flags `--resume` takes over (journaled)
 
 
 class Campaign:
@@ -79,6 +82,7 @@ class Campaign:
         self.to_replay: list[Case] = []
         self.to_confirm: list[tuple[Case, dict[str, Any]]] = []  # crashed a worker once: run again to confirm
         self.stopped_by: str | None = None  # SIGTERM / SIGINT when the campaign was stopped before its budget
+        self.finishing = False  # writing the final views: a signal no longer interrupts
         self.ending_since: float | None = None  # when the budget ran out or a stop was asked for
         self.unfinished = 0  # cases still running END_GRACE s after the end, abandoned
         self.open_indices: dict[int, int] = {}  # seed -> stream index, drawn and not yet finished (Note below)
@@ -101,14 +105,12 @@ class Campaign:
         self.coverage_report: dict[str, Any] | None = None
         self.coverage_seconds = 0.0
         self.jobs_waiting: list[Any] = []  # triage jobs restored by --resume, handed to the lanes at the start
+        self.last_progress = 0.0  # when the last `progress` fact with the large process blocks was journaled
+        self.journal = Journal(config.out)  # Note [The journal is the campaign] (run/journal.py)
+        self.earlier_facts: list[dict[str, Any]] = []  # --resume: the facts of the earlier runs views are made of
         if config.resume is not None:  # Note [Resuming a campaign] in run/resume.py
-            from dynfuzz.run.campaign_state import restore
-
-            self.jobs_waiting = restore(self.ledger, config.resume.summary, config.out)
-            self.previous_seconds = self.ledger.seconds
-            self.next_index, self.rerun = config.resume.next_index, list(config.resume.open_indices)
-            self.resumed = {"from_next_index": config.resume.next_index, "rerun": len(config.resume.open_indices),
-                            "previous_cases": self.ledger.cases, "previous_seconds": round(self.previous_seconds, 3)}
+            self._take_over(config.resume)
+        self.ledger.journal = self.journal
         if config.database is not None and config.resume is None:
             from dynfuzz.run.exampledb import FindingsDB
 
@@ -124,9 +126,56 @@ class Campaign:
 
             saved = config.resume.summary.get("swarm_state") if config.resume is not None else None
             self.swarm = Swarm(config.families, config.out, saved=saved)
+        self._journal_start()
+
+    def _take_over(self, state: ResumeState) -> None:
+        """--resume: everything the earlier runs journaled, replayed into this campaign's ledger (the views they
+        left are rewritten from it); an earlier layout without a journal is read from its summary.json."""
+        from dynfuzz.run.journal import has_journal, read_journal
+        from dynfuzz.run.journal_views import replay
+
+        if has_journal(self.config.out):
+            facts = read_journal(self.config.out)
+            self.jobs_waiting = replay(self.ledger, facts, triaging=self.config.minimize_budget is not None)
+            self.earlier_facts = [r for r in facts if r["fact"] in ("triage-run", "release", "settings", "resume")]
+            process = (last(facts, "progress") or {}).get("process", {})
+            self.replayed = int(process.get("replayed_from_database") or 0)
+        else:
+            from dynfuzz.run.campaign_state import restore
+
+            self.jobs_waiting = restore(self.ledger, state.summary, self.config.out)
+            self.replayed = int(state.summary.get("replayed_from_database") or 0)
+        self.previous_seconds = self.ledger.seconds
+        self.next_index, self.rerun = state.next_index, list(state.open_indices)
+        self.resumed = {"from_next_index": state.next_index, "rerun": len(state.open_indices),
+                        "previous_cases": self.ledger.cases, "previous_seconds": round(self.previous_seconds, 3)}
+
+    def _journal_start(self) -> None:
+        """The run's first fact: the settings of a new campaign, or a resume (the budget the campaign has now)."""
+        from dynfuzz.run.journal import has_journal
+        from dynfuzz.run.journal_views import settings_of
+
+        cfg = self.config
+        if cfg.resume is not None and has_journal(cfg.out):
+            total = round(self.previous_seconds + cfg.budget, 3)
+            self.journal.append("resume", settings={"budget_seconds": total, "max_cases": cfg.max_cases},
+                                from_next_index=self.next_index, rerun=list(self.rerun))
+            self.earlier_facts.append({"fact": "resume", "settings": {"budget_seconds": total,
+                                                                      "max_cases": cfg.max_cases}})
+            return
+        settings = {**settings_of(self.summary(), cfg.spec), "flags": dict(cfg.flags)}
+        if cfg.resume is not None:  # an earlier layout's folder: its settings as it recorded them
+            settings.update({k: cfg.resume.summary[k] for k in ("budget_seconds", "workers") if k in cfg.resume.summary})
+        self.journal.append("settings", settings=settings)
+        self.earlier_facts = [{"fact": "settings", "settings": settings}]
 
     # ---- the loop ----
     def run(self) -> dict[str, Any]:
+        """The campaign, with SIGTERM and Ctrl-C handled to its very end (the drain and the final views too)."""
+        with self._stop_on_signals():
+            return self._run()
+
+    def _run(self) -> dict[str, Any]:
         cfg = self.config
         self.ledger.findings_dir.mkdir(parents=True, exist_ok=True)
         self.inflight_dir.mkdir(parents=True, exist_ok=True)
@@ -169,7 +218,7 @@ class Campaign:
         reporter = Reporter(cfg.progress, cfg.budget)
         last_summary = start
         try:
-            with reporter, self._stop_on_signals():
+            with reporter:
                 while True:
                     deadline = start + cfg.budget + cfg.known.verify_seconds  # verifying known issues is not budget
                     now = time.monotonic()
@@ -220,15 +269,18 @@ class Campaign:
             if self.findings_db is not None:
                 self.findings_db.flush(force=True)  # what an outage kept back (Note [The database is a cache])
         try:
-            self.triage_drain(drain_grace(cfg.budget, cfg.triage_grace, start + cfg.budget - time.monotonic(),
-                                          self._cases_exhausted() and not self.rerun and not self.stopped_by))
+            self.triage_drain(self._drain_grace(start))
+        except KeyboardInterrupt:  # asked twice while draining: the jobs left stay queued
+            self.stopped_by = self.stopped_by or "SIGINT"
         finally:
             remove_compile_cache()  # after the drain: the triage processes compile with it until they stop
+        self.finishing = True  # a signal now only records itself: the final views are written whatever comes
         self.ledger.seconds = self.previous_seconds + time.monotonic() - start
         if cfg.coverage is not None:
             self._finish_coverage()
         self._sample(force=True)
-        summary = self.write_summary()
+        self.journal.append("stop", stopped_by=self.stopped_by, unfinished=self.unfinished)
+        summary = self.write_summary(final=True)
         write_progress_svg(cfg.out / "progress.svg", self.samples,
                            f"dynfuzz {cfg.spec.describe()}: {self.ledger.cases} cases, "
                            f"{len(self.ledger.unique)} unique findings")
@@ -239,6 +291,22 @@ class Campaign:
 
             reporter.print_text(format_table(self.coverage_report))
         return summary
+
+    def _drain_grace(self, start: float) -> float:
+        """How long triage may still run after the cases: none after a stop (SIGTERM: the jobs stay queued for
+        `dynfuzz triage`); else `drain_grace` (10% of the budget, 10 s to 60 s, or the rest of the budget for a run
+        its `--cases` ended), cut so that `fuzz` ends at most END_LIMIT s after its budget (a campaign given its
+        own grace, the gate, keeps it)."""
+        cfg = self.config
+        if self.stopped_by:
+            return 0.0
+        now = time.monotonic()
+        ended_by_cases = self._cases_exhausted() and not self.rerun
+        grace = drain_grace(cfg.budget, cfg.triage_grace, start + cfg.budget - now, ended_by_cases)
+        if cfg.triage_grace is not None and not ended_by_cases:
+            return grace
+        hard_end = start + cfg.budget + cfg.known.verify_seconds + END_LIMIT
+        return max(0.0, min(grace, hard_end - now))
 
     # ---- triage: the lanes, their share of the workers, their results ----
     def _balance(self, elapsed: float, remaining: float, open_for_new: bool, local: bool) -> int:
@@ -257,18 +325,38 @@ class Campaign:
         """Apply finished triage jobs to the ledger (non-blocking)."""
         if self.triage is not None:
             for ident, status, payload in self.triage.poll():
-                self.ledger.apply_triage(ident, status, payload)
+                self._apply_guarded(ident, status, payload)
                 if self.swarm is not None:
                     self.swarm.learn(self.ledger.filer.buckets.values())
+
+    def _apply_guarded(self, ident: str, status: str, payload: Any) -> None:
+        """A triage result into the ledger; a dynfuzz failure while applying it (a bucket folder moved away, say)
+        is an internal harness error, never the end of the campaign: the result is in the journal already, and
+        the views made from it (`dynfuzz report DIR`) apply it again."""
+        from dynfuzz.run.harness_errors import HarnessError
+
+        try:
+            self.ledger.apply_triage(ident, status, payload)
+        except Exception as e:  # noqa: BLE001  (any failure of ours; the campaign goes on)
+            self.ledger.harness_error(Case(source="", seed=getattr(getattr(payload, "case", None), "seed", None)),
+                                      HarnessError.from_exception(e))
 
     def triage_drain(self, grace: float = 60.0) -> None:
         """Triage on every process for at most `grace` s; what is left stays on disk for `dynfuzz triage`,
         its buckets `unminimized`, and suspects are filed under their cheap keys."""
         if self.triage is not None:
             self.triage.resize(max(self.config.workers, 1) + triage_lanes(self.config.workers))
-            results, left = self.triage.drain(time.monotonic() + grace)
+            self.journal.append("drain", grace=round(grace, 3), waiting=len(self.triage))
+            deadline = time.monotonic() + grace
+            try:
+                while len(self.triage) and time.monotonic() < deadline and not self.stopped_by:
+                    for ident, status, payload in self.triage.poll(wait=min(0.2, max(deadline - time.monotonic(),
+                                                                                     0.0))):
+                        self._apply_guarded(ident, status, payload)
+            finally:
+                results, left = self.triage.drain(time.monotonic())  # stops the lanes; what runs stays queued
             for ident, status, payload in results:
-                self.ledger.apply_triage(ident, status, payload)
+                self._apply_guarded(ident, status, payload)
             self.triage_left = len(left)
             self.triage_recycles = self.triage.recycled
             self.triage_jobs = list(self.triage.job_seconds)
@@ -304,9 +392,9 @@ class Campaign:
             return
 
         def stop(signum, frame):
-            if self.stopped_by:  # asked twice: stop waiting for running cases
+            if self.stopped_by and not self.finishing:  # asked twice: stop waiting for running cases
                 raise KeyboardInterrupt
-            self.stopped_by = signal.Signals(signum).name
+            self.stopped_by = self.stopped_by or signal.Signals(signum).name
 
         saved = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
         try:
@@ -464,7 +552,7 @@ class Campaign:
             "shard": list(getattr(cfg, "shard", (1, 1))),
             "nodes": dict(self.nodes),
             "max_cases": cfg.max_cases,
-            "known_file": str(cfg.known.path) if cfg.known.path is not None else None,
+            "known_file": str(Path(cfg.known.path).resolve()) if cfg.known.path is not None else None,
             "mutants": sorted(m for m in os.environ.get("DYNFUZZ_MUTANTS", "").split(",") if m),
             "disabled_constructs": current_environment()["disabled_constructs"],
             **self._coverage_blocks(),
@@ -500,12 +588,22 @@ class Campaign:
             out["swarm_state"] = self.swarm.summary()
         return out
 
-    def write_summary(self) -> dict[str, Any]:
-        summary = self.summary()
-        path = self.config.out / "summary.json"
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(summary, indent=2) + "\n")
-        tmp.replace(path)
+    def write_summary(self, final: bool = False) -> dict[str, Any]:
+        """Journal the counts (a `progress` fact: the large process blocks, behaviours and coverage, at most every
+        10 s unless `final`), then write summary.json, the view of the journal's settings and this ledger."""
+        from dynfuzz.run.journal_views import LARGE_PROCESS_FIELDS, compose, counts_of, write_summary
+
+        live = self.summary()
+        ledger_keys = set(self.ledger.summary())
+        process = {k: v for k, v in live.items() if k not in ledger_keys}
+        journaled = process
+        if not final and time.monotonic() - self.last_progress < 10.0:
+            journaled = {k: v for k, v in process.items() if k not in LARGE_PROCESS_FIELDS}
+        else:
+            self.last_progress = time.monotonic()
+        self.journal.append("progress", counts=counts_of(self.ledger), process=journaled)
+        summary = compose(self.ledger, self.earlier_facts, self.config.out, process=process)
+        write_summary(self.config.out, summary)
         return summary
 
 

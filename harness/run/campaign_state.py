@@ -48,6 +48,7 @@ def _finding(row: dict[str, Any]) -> Finding:
 def restore(ledger: Any, summary: dict[str, Any], out: Path) -> list[Job]:
     """Counts, findings and buckets of `summary` into a fresh `ledger`; returns the triage jobs still on disk,
     with their findings attached (a suspect that was not filed yet goes back among the ledger's suspects)."""
+    from dynfuzz.report.data import resolve_path
     from dynfuzz.run.ledger import Unique, identity
 
     for name in _COUNTERS:
@@ -62,7 +63,7 @@ def restore(ledger: Any, summary: dict[str, Any], out: Path) -> list[Job]:
         ledger.timing_sums[k] += float(v) * cases
     by_ident: dict[str, Unique] = {}
     for row in summary.get("unique_findings", []):
-        u = Unique(_finding(row), Path(row["file"]) if row.get("file") else None, row.get("seed"),
+        u = Unique(_finding(row), resolve_path(out, row.get("file")), row.get("seed"),
                    int(row.get("count", 1)), row.get("bucket"), row.get("cheap_key"))
         ident = identity(u.finding.signature, u.cheap_key or "")
         by_ident[ident] = u
@@ -79,7 +80,7 @@ def restore(ledger: Any, summary: dict[str, Any], out: Path) -> list[Job]:
                  "status", "verdict", "folder", "signatures", "examples", "note", "triage_seconds", "phases",
                  "suspects", "explanation"}
         bucket = Bucket(row["key"], explanation_from_row(row["explanation"]), float(row.get("first_seen_seconds", 0)),
-                        Path(row["folder"]), members, row.get("status", "unminimized"), row.get("verdict"),
+                        resolve_path(out, row["folder"]), members, row.get("status", "unminimized"), row.get("verdict"),
                         row.get("note", ""), float(row.get("triage_seconds", 0.0)), row.get("phases") or {},
                         row.get("suspects") or [], {k: v for k, v in row.items() if k not in known})
         ledger.filer.buckets[bucket.key] = bucket

@@ -29,6 +29,7 @@ from dynfuzz.generators.case import Case
 from dynfuzz.oracles import Finding, finding
 from dynfuzz.oracles.model import SEVERITY
 from dynfuzz.run.harness_errors import HarnessError, HarnessErrorLog
+from dynfuzz.run.journal import encode, relative
 from dynfuzz.run.multi_backend import layer_summary
 from dynfuzz.run.provenance import provenance
 from dynfuzz.triage.explain import Explanation, cheap_explanation, filed
@@ -49,6 +50,15 @@ class Unique:
     bucket: str | None = None  # the key of the bucket it is filed in
     cheap_key: str | None = None  # the bucket key of the program as it was found (before minimization)
     case: Case | None = None  # the program, kept while its triage is pending
+    verdict: str | None = None  # its own triage's outcome (`reproduces`, `flaky`, ...); None: not triaged yet
+
+
+def _encode_payload(payload: Any) -> str:
+    """A triage result for the journal; one that does not pickle is kept as its text (a failed job's reason)."""
+    try:
+        return encode(payload)
+    except Exception:  # noqa: BLE001  (anything a worker sent back: its text still says why the job failed)
+        return encode(str(payload))
 
 
 def identity(signature: str, cheap_key: str) -> str:
@@ -90,6 +100,12 @@ class Ledger:
         self.triage: Any = None  # where triage jobs go (the campaign's TriagePool); None: no triage
         self.localized: set[str] = set()  # bucket keys whose localization was queued
         self.on_new_finding: Any = None  # called with the case of every newly filed identity (example database)
+        self.journal: Any = None  # the campaign's Journal (run/journal.py); None while a journal is replayed
+        self.journaled: set[str] = set()  # identities whose program the journal holds already
+        self.known_verdicts: dict[str, bool] = {}  # key -> whether it is a known issue (asked once, journaled)
+        # (identity, case seed) of findings journaled after the last `progress` fact: their cases run again on
+        # --resume (the stream position is the progress fact's), and find them again without counting them twice
+        self.unconfirmed: Counter[tuple[str, int]] = Counter()
 
     # ---- bookkeeping ----
     def _finish(self, case: Case, status: str, payload: Any) -> None:
@@ -138,13 +154,17 @@ class Ledger:
     def record(self, case: Case, f: Finding) -> list[Unique]:
         """Count a finding; file it once per identity (or queue it as a suspect) unless it is a known issue.
         Returns the identity it made new, if any (its example is written, or its job is queued)."""
+        cheap = cheap_explanation(case, f)
+        ident = identity(f.signature, cheap.key)
+        if case.seed is not None and self.unconfirmed.get((ident, case.seed)):
+            self.unconfirmed[(ident, case.seed)] -= 1  # a re-run case's finding: journaled and counted already
+            return []
         self.findings += 1
         self.by_oracle[f.oracle] += 1
         self.by_kind[f.kind] += 1
         if f.layer:
             self.by_layer[f.layer] += 1
-        cheap = cheap_explanation(case, f)
-        ident = identity(f.signature, cheap.key)
+        self._journal_finding(ident, case, f, cheap.key)
         if ident in self.known_by_identity:  # its own key (or its own triage) named a known issue
             self.known_hits[self.known_by_identity[ident]] += 1
             return []
@@ -168,9 +188,32 @@ class Ledger:
             u.case = None
         return [u]
 
+    def _journal_finding(self, ident: str, case: Case, f: Finding, cheap_key: str) -> None:
+        """The finding, in the journal before anything is filed (Note [The journal is the campaign])."""
+        if self.journal is None:
+            return
+        fact = {"ident": ident, "signature": f.signature, "oracle": f.oracle, "kind": f.kind,
+                "severity": f.severity, "layer": f.layer, "cheap_key": cheap_key, "seed": case.seed,
+                "seconds": round(self.seconds, 3), "triaged": self.triage is not None}
+        if ident not in self.journaled:
+            fact.update(program=case.source, message=f.message, case=encode(case), finding=encode(f))
+            self.journaled.add(ident)
+        self.journal.append("finding", **fact)
+
     def _known(self, explanation: Explanation) -> bool:
-        """Known only on an identity key after triage: never on a cheap key, nor on one naming no mechanism."""
-        return explanation.ablated and not explanation.generic and self.filer.known_key(explanation.key)
+        """Known only on an identity key after triage: never on a cheap key, nor on one naming no mechanism. The
+        known-issues file is asked once per key and the verdict journaled (a replay takes the journaled verdict,
+        whatever the file says now)."""
+        return explanation.ablated and not explanation.generic and self._known_key(explanation.key)
+
+    def _known_key(self, key: str) -> bool:
+        """Whether an identity key is a known issue, asked of the file once per key and journaled."""
+        verdict = self.known_verdicts.get(key)
+        if verdict is None:
+            verdict = self.known_verdicts[key] = self.filer.known_key(key)
+            if self.journal is not None:
+                self.journal.append("known", key=key, known=verdict)
+        return verdict
 
     def _file(self, case: Case, u: Unique, ident: str, explanation: Explanation) -> bool:
         """File `u` under `explanation`'s key; False (and counted as known) when that key is a known issue."""
@@ -199,6 +242,9 @@ class Ledger:
     # ---- triage results ----
     def apply_triage(self, ident: str, status: str, payload: Any) -> None:
         """A triage job came back: move its identity where its explained key says (see the module docstring)."""
+        if self.journal is not None:
+            self.journal.append("triage", ident=ident, status=status, payload=_encode_payload(payload),
+                                verdict=getattr(payload, "verdict", None), seconds=round(self.seconds, 3))
         if ident.startswith("localize "):
             self._apply_localization(ident[len("localize "):], status, payload)
             self.pending.done(ident)
@@ -214,10 +260,11 @@ class Ledger:
                 "did not diverge again in the triage worker" + (
                     "; its repro did not reproduce in three fresh processes either" if payload.verdict == "flaky"
                     else "; its repro still reproduces in a fresh process")
-            if suspect:
-                self._file(case, u, ident, cheap_explanation(case, f))
             flaky = status == "done" and payload.verdict == "flaky"
-            self.filer.mark(u, "flaky" if flaky else "unminimized", note, payload.verdict if status == "done" else None)
+            u.verdict = "flaky" if flaky else "unminimized"
+            if suspect and not self._file(case, u, ident, cheap_explanation(case, f)):
+                return
+            self.filer.mark(u, u.verdict, note, payload.verdict if status == "done" else None)
             u.case = None
             return
         explanation = filed(case, f, payload.explanation)  # an unexplained bucket keeps its cheap key
@@ -230,6 +277,7 @@ class Ledger:
             self.known_hits[key] += u.count
             return
         self.first_of_signature.setdefault(f.signature, ident)
+        u.verdict = payload.verdict
         bucket = self.filer.place(u, case, f, payload, self.seconds, explanation)
         if suspect:
             self.unique[ident] = u
@@ -255,7 +303,7 @@ class Ledger:
         if bucket is None or status != "done":
             return
         bucket = self.filer.localized(bucket, payload)
-        if self.filer.known_key(bucket.key):  # its localized key is a known issue: its findings count as known
+        if self._known_key(bucket.key):  # its localized key is a known issue: its findings count as known
             for ident, u in list(self.unique.items()):
                 if u.bucket == bucket.key:
                     self.known_by_identity[ident] = bucket.key
@@ -264,15 +312,22 @@ class Ledger:
             self.filer.drop(bucket)
 
     def settle(self) -> None:
-        """At the end: suspects still waiting are filed under their cheap keys, `unminimized` (their jobs stay on
-        disk for `dynfuzz triage`), never counted with another finding or as known."""
+        """At the end: a suspect still waiting is filed under its cheap key, `unminimized`, when no bucket has that
+        key (a bucket of its own); one whose cheap key is another finding's bucket stays out of it, listed as
+        waiting (`bucket` null). Either way its job stays on disk for `dynfuzz triage`, and it is never counted
+        with another finding or as known before its own triage."""
         for ident, u in list(self.suspects.items()):
-            if u.case is not None:
-                self._file(u.case, u, ident, cheap_explanation(u.case, u.finding))
-        self.suspects.clear()
+            if u.case is None:
+                continue
+            cheap = cheap_explanation(u.case, u.finding)
+            if cheap.key not in self.filer.buckets:  # a cheap key is never known (Ledger._known)
+                self._file(u.case, u, ident, cheap)
+                del self.suspects[ident]
 
     def harness_error(self, case: Case, error: HarnessError) -> None:
         """File a case dynfuzz could not judge under OUT/harness-errors/ (see run/harness_errors.py)."""
+        if self.journal is not None:
+            self.journal.append("harness-error", kind=error.kind, seed=case.seed, message=error.message)
         self.harness_errors.record(error, case.seed, case.families, case.source)
 
     def _attach_torch_log(self, new: list[Unique], text: str) -> None:
@@ -284,7 +339,24 @@ class Ledger:
                     log.write_text(text)
 
     def unique_rows(self) -> list[Unique]:
-        return sorted(self.unique.values(), key=lambda u: (-SEVERITY.get(u.finding.severity, 0), -u.count))
+        """Every identity: filed ones, and suspects waiting for their own triage (bucket None)."""
+        return sorted([*self.unique.values(), *self.suspects.values()],
+                      key=lambda u: (-SEVERITY.get(u.finding.severity, 0), -u.count))
+
+    def _waiting_program(self, u: Unique) -> Path | None:
+        """The queued repro of a suspect filed nowhere yet (`queue/<id>.py`), when it is there."""
+        if u.bucket is not None:
+            return None
+        job = Job(identity(u.finding.signature, u.cheap_key or ""), None, u.finding)  # type: ignore[arg-type]
+        path = self.pending.folder / f"{job.file_id}.py"
+        return path if path.is_file() else None
+
+    def _bucket_row(self, bucket: Any) -> dict[str, Any]:
+        """A bucket's summary.json row, its paths relative to OUT (never to the working directory)."""
+        row = bucket.summary()
+        row["folder"] = relative(self.config.out, bucket.folder)
+        row["repro"] = relative(self.config.out, row["repro"]) if row["repro"] else None
+        return row
 
     def summary(self) -> dict[str, Any]:
         """The counting part of `summary.json` (the campaign adds settings of its processes and coverage)."""
@@ -311,7 +383,7 @@ class Ledger:
             "cases": self.cases,
             "cases_per_second": round(self.cases / seconds, 3),
             "findings": self.findings,
-            "unique": len(self.unique),
+            "unique": len(self.unique) + len(self.suspects),
             "known": sum(self.known_hits.values()),
             "known_signatures": dict(self.known_hits),
             "known_verified": cfg.known.verifications(),  # Note [Known issues on an unlisted release]
@@ -333,16 +405,17 @@ class Ledger:
             "unique_findings": [
                 {"signature": u.finding.signature, "oracle": u.finding.oracle, "kind": u.finding.kind,
                  "severity": u.finding.severity, "message": u.finding.message, "count": u.count,
-                 "seed": u.seed, "file": str(u.path) if u.path else None, "bucket": u.bucket,
-                 "layer": u.finding.layer, "cheap_key": u.cheap_key}
+                 "seed": u.seed, "file": relative(cfg.out, u.path or self._waiting_program(u)), "bucket": u.bucket,
+                 "layer": u.finding.layer, "cheap_key": u.cheap_key, "waiting": u.bucket is None,
+                 "verdict": u.verdict}
                 for u in self.unique_rows()
             ],
             "bugs": self.filer.bugs(),
             "refusals": self.filer.in_tier("refusal"),
             "performance": self.filer.in_tier("performance"),
-            "buckets": [b.summary() for b in self.filer.rows()],
+            "buckets": [self._bucket_row(b) for b in self.filer.rows()],
             "internal_errors": self.filer.internal(),
             "queued": len(self.pending),
             "harness_errors": self.harness_errors.summary(),
-            "harness_error_records": self.harness_errors.rows,
+            "harness_error_records": [{**r, "file": relative(cfg.out, r["file"])} for r in self.harness_errors.rows],
         }

@@ -28,9 +28,20 @@ def holds_campaign(out: Path) -> bool:
     return False
 
 
+def is_campaign_folder(out: Path) -> bool:
+    """Whether `out` is a campaign's folder: it holds a journal, or an earlier layout's summary.json."""
+    from dynfuzz.run.journal import JOURNAL
+
+    return (out / JOURNAL).is_file() or (out / "summary.json").is_file()
+
+
 def claim(out: Path, resume: bool = False, overwrite: bool = False, verb: str = "fuzz") -> IO:
     """Lock `out` for this process (released when the returned file is closed or the process ends); refuse an
-    earlier campaign's folder unless `resume` or `overwrite` (which empties it first)."""
+    earlier campaign's folder unless `resume` or `overwrite`, which empties it first, and only a folder that is a
+    campaign's (`is_campaign_folder`): anything else that is not empty is refused, never deleted."""
+    if overwrite and out.is_dir() and any(c.name != LOCK for c in out.iterdir()) and not is_campaign_folder(out):
+        raise UsageError(f"--overwrite {out}: not a dynfuzz campaign folder (no journal.jsonl or summary.json); "
+                         f"refusing to empty it")
     out.mkdir(parents=True, exist_ok=True)
     handle = open(out / LOCK, "a+")
     try:

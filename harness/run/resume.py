@@ -32,6 +32,8 @@ SETTINGS = {"seed": "seed", "families": "family", "backend": "backend", "device"
 # settings a resumed run takes over unless the command line gives another value (they change how long it runs,
 # not what a case means)
 DEFAULTS = {"max_cases": "cases"}
+# flags that change how cases run, not what they mean: journaled as given (`settings.flags`), taken over on resume
+FLAGS = ("case_timeout", "worker_memory", "pristine_torch", "coverage", "coverage_scope", "db", "db_expire", "guided")
 # what the environment (not a flag) decides, and would make a seed draw or judge another case
 ENVIRONMENT = ("torch", "hypothesis", "disabled_constructs")
 
@@ -50,9 +52,42 @@ class ResumeState:
         return max(0.0, float(self.summary.get("budget_seconds", 0)) - float(self.summary.get("seconds", 0)))
 
 
+def flags_of(args: Any) -> dict[str, Any]:
+    """The FLAGS of a `fuzz` command line, as the journal keeps them (a database directory made absolute)."""
+    from dynfuzz.run.torch_compat import pristine
+
+    values = {dest: getattr(args, dest) for dest in FLAGS if hasattr(args, dest)}
+    if values.get("pristine_torch") is None:
+        values["pristine_torch"] = pristine()  # DYNFUZZ_PRISTINE_TORCH set by whoever started dynfuzz
+    db = values.get("db")
+    if isinstance(db, str) and db and "://" not in db:
+        values["db"] = str(Path(db).resolve())
+    return values
+
+
+def _from_journal(out: Path) -> dict[str, Any]:
+    """What `load` reads of a journaled campaign, shaped like summary.json (settings, stream position, time)."""
+    from dynfuzz.run.journal import last, read_journal
+    from dynfuzz.run.journal_views import SETTINGS_FIELDS, effective_settings
+
+    facts = read_journal(out)
+    settings = effective_settings(facts, out)
+    progress = last(facts, "progress") or {}
+    spec = settings.get("spec") or {}
+    summary = {k: settings.get(k) for k in SETTINGS_FIELDS}
+    summary.update(reference={"enabled": spec.get("reference", False), "guards": spec.get("guards", False)},
+                   triage={"minimize_budget": settings.get("minimize_budget")}, flags=settings.get("flags", {}),
+                   seconds=(progress.get("counts") or {}).get("seconds", 0.0),
+                   resume=(progress.get("process") or {}).get("resume") or {"next_index": 0, "open_indices": []})
+    return summary
+
+
 def load(out: Path) -> ResumeState:
-    """Read DIR/summary.json; a missing, corrupt or foreign file is a one-line usage error."""
-    summary = read_summary(Path(out), "--resume")
+    """Read the campaign in DIR: its journal, else (an earlier layout) its summary.json; missing, corrupt or
+    foreign: a one-line usage error."""
+    from dynfuzz.run.journal import has_journal
+
+    summary = _from_journal(Path(out)) if has_journal(Path(out)) else read_summary(Path(out), "--resume")
     block = summary.get("resume")
     if not isinstance(block, dict) or not isinstance(block.get("next_index"), int) \
             or not all(isinstance(i, int) for i in block.get("open_indices", [])):
@@ -81,8 +116,12 @@ def settings_of(summary: dict[str, Any]) -> dict[str, Any]:
 def apply_settings(state: ResumeState, args: Any, given: set[str]) -> None:
     """Fill `args` from the saved settings; a flag given on the command line that disagrees: UsageError. The
     torch release, the Hypothesis release and switched-off constructs must be the same as the campaign's."""
-    for key, saved in settings_of(state.summary).items():
-        dest = SETTINGS[key]
+    saved_flags = {SETTINGS[k]: v for k, v in settings_of(state.summary).items()}
+    saved_flags.update(state.summary.get("flags") or {})
+    for dest, saved in saved_flags.items():
+        if dest in ("known", "db") and dest in given and isinstance(saved, str) and getattr(args, dest) \
+                and Path(getattr(args, dest)).resolve() == Path(saved).resolve():
+            continue
         if dest in given and getattr(args, dest) != saved:
             raise UsageError(f"--resume {state.out}: --{dest.replace('_', '-')} {getattr(args, dest)!r} conflicts "
                              f"with the campaign's {saved!r} (drop the flag; only --budget may change)")

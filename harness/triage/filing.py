@@ -217,16 +217,20 @@ class BucketFiler:
         bucket.triage_seconds += t.seconds
         bucket.phases = t.phases
         bucket.explained = bucket.explained or t.explanation
-        if bucket.status in ("unminimized", "unverified"):  # its first triaged identity writes its repro
+        # its first triaged identity writes its repro; one that reproduces replaces a flaky or broken one (a
+        # bucket's status is its members' own verdicts, never inherited from one member that did not reproduce)
+        if bucket.status in ("unminimized", "unverified") or bucket.status == "flaky" and t.verdict == "reproduces":
             self._write_minimized(bucket, t)
         if bucket.verdict == "reproduces":  # campaign seconds when it first had a minimized repro that reproduces
             bucket.extra.setdefault("minimized_seconds", round(seconds, 3))
         self._write_count(bucket)
 
     def mark(self, u: Any, status: str, note: str, verdict: str | None = None) -> None:
-        """A triage that did not minimize `u`: its bucket keeps its key, with this status and note."""
+        """A triage that did not minimize `u`: its bucket keeps its key, and takes this status and note only when
+        every member's own triage says so (a member not triaged yet, or one that reproduced, is not flaky)."""
         bucket = self.buckets.get(u.bucket)
-        if bucket is not None and bucket.status == "unminimized":
+        if bucket is not None and bucket.status == "unminimized" \
+                and all(getattr(m, "verdict", status) == status for m in bucket.members):
             bucket.status, bucket.note = status, note
             bucket.verdict = verdict or bucket.verdict
 

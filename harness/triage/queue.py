@@ -91,6 +91,12 @@ def triage_one(case: Case, finding: Finding, spec: CompileSpec, budget: float,
     text = render_repro(found.case, found.finding, spec, metadata_for(found.case, found.finding, spec, **meta))
     with phases.phase("verify"):
         verdict = verify(text, spec)
+        if verdict == "flaky":  # flaky is the original program's verdict: its own fresh runs decide
+            original = render_repro(case, finding, spec, metadata_for(case, finding, spec, **meta))
+            if verify(original, spec) == "reproduces":  # the minimized repro lost it: keep the program as found
+                phases.count("verify")
+                return Triaged(case, finding, explanation, original, "reproduces", time.monotonic() - start,
+                               phases=phases.as_dict())
     phases.count("verify")
     return Triaged(found.case, found.finding, explanation, text, verdict, time.monotonic() - start,
                    phases=phases.as_dict())
