@@ -97,20 +97,15 @@ def test_drain_grace_gives_a_run_that_ended_by_cases_what_is_left_of_its_budget(
     assert drain_grace(900, 120.0, left=30, ended_by_cases=True) == 120.0  # a configured grace is the least
 
 
-def test_a_campaign_that_ends_by_cases_drains_triage_for_the_rest_of_its_budget(tmp_path, monkeypatch):
-    """A 500-case run on 2.13 reached its cases at 238 s of a 900 s budget and gave triage at most 60 s."""
-    import dynfuzz.triage.queue as queue
+def test_a_campaign_that_ends_by_cases_drains_triage_for_the_rest_of_its_budget(tmp_path):
+    """A 500-case run on 2.13 reached its cases at 238 s of a 900 s budget and gave triage at most 60 s: the
+    drain a run ended by --cases journals has the rest of its budget."""
     from dynfuzz.run.campaign import Campaign, CampaignConfig
+    from dynfuzz.run.journal import read_journal
 
-    deadlines: list[float] = []
-
-    class RecordingPool(queue.TriagePool):
-        def drain(self, deadline):
-            deadlines.append(deadline - time.monotonic())
-            return [], []
-
-    monkeypatch.setattr(queue, "TriagePool", RecordingPool)
-    config = CampaignConfig(budget=400.0, out=tmp_path / "out", families=("basic",), workers=0, max_cases=1,
+    out = tmp_path / "out"
+    config = CampaignConfig(budget=400.0, out=out, families=("basic",), workers=0, max_cases=1,
                             progress=False, minimize_budget=5.0, spec=CompileSpec(backend="eager"))
     Campaign(config).run()
-    assert deadlines and deadlines[0] > 300, deadlines
+    drains = [fact["grace"] for fact in read_journal(out) if fact["fact"] == "drain"]
+    assert drains and drains[0] > 300, drains

@@ -21,7 +21,7 @@ from dynfuzz.run.journal import decode, last, read_journal, settings_fact
 # summary.json fields that are settings: written once by the `settings` fact, never by a later command
 SETTINGS_FIELDS = ("torch", "python", "hypothesis", "dynfuzz_commit", "torch_patches", "backend", "device",
                    "fullgraph", "dynamic", "compiler", "backends", "cross_device", "seed", "families", "workers",
-                   "budget_seconds", "max_cases", "shard", "known_file", "mutants", "disabled_constructs")
+                   "budget_seconds", "max_cases", "shard", "known_file", "mutants", "disabled_constructs", "swarm")
 # process fields of summary.json too large to journal with every progress fact (every 10 s, and at the end)
 LARGE_PROCESS_FIELDS = frozenset({"behaviours", "coverage", "guided", "torch_observers"})
 # ledger counters the journal holds only as totals (in `progress`), not fact by fact

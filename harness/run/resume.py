@@ -79,6 +79,9 @@ def _from_journal(out: Path) -> dict[str, Any]:
                    triage={"minimize_budget": settings.get("minimize_budget")}, flags=settings.get("flags", {}),
                    seconds=(progress.get("counts") or {}).get("seconds", 0.0),
                    resume=(progress.get("process") or {}).get("resume") or {"next_index": 0, "open_indices": []})
+    swarm_state = (progress.get("process") or {}).get("swarm_state")
+    if swarm_state is not None:  # the weights swarm learned so far (journaled with the large process blocks)
+        summary["swarm_state"] = swarm_state
     return summary
 
 
