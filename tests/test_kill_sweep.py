@@ -119,6 +119,7 @@ def _check(out: Path) -> dict[str, int]:
 
 
 @pytest.mark.slow
+@pytest.mark.trials  # minutes of campaigns killed and resumed: the long job beside the mutant trials
 def test_kill_sweep_loses_no_finding(tmp_path, capsys):
     rng = random.Random(int(os.environ.get("DYNFUZZ_SWEEP_SEED", "1")))
     limit = float(os.environ.get("DYNFUZZ_SWEEP_SECONDS", "180"))

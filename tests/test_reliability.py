@@ -229,7 +229,7 @@ def test_abort_segfault_hang_and_memory_exhaustion_are_saved_and_counted(tmp_pat
     crash_kinds = sorted(u["kind"] for u in summary["unique_findings"])
     assert crash_kinds.count("crash") >= 1 and "hang" in crash_kinds
     files = [u["file"] for u in summary["unique_findings"] if u["kind"] == "crash" and u["file"]]
-    assert files and any("os.abort()" in open(f).read() or "string_at" in open(f).read() for f in files)
+    assert files and any("os.abort()" in (out / f).read_text() or "string_at" in (out / f).read_text() for f in files)
     assert "Fatal Python error" in "".join(p.read_text() for p in (out / "workers").glob("w*.log"))
     assert not list((out / "inflight").glob("*.py"))
     assert time.monotonic() - start < 300

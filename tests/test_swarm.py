@@ -1,5 +1,5 @@
 """Swarm testing (`fuzz --swarm`, Note [Swarm windows] in generators/swarm.py), the down-weighting of explained
-constructs (Note [Explained constructs are down-weighted] in run/swarm.py), and the measure of distinct bugs over
+constructs (Note [Explained constructs are down-weighted] in run/swarm_weights.py), and the measure of distinct bugs over
 time (bench/distinct.py, `minimized_seconds` in summary.json)."""
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ def _explanation(*responsible: str):
 
 
 def test_fragments_an_ok_bucket_explains_are_down_weighted_from_the_next_window_on(tmp_path):
-    from dynfuzz.run.swarm import DOWN, Swarm
+    from dynfuzz.run.swarm_weights import DOWN, Swarm
 
     swarm = Swarm((), tmp_path, SwarmConfig(period=4))
     swarm.next_case(0)

@@ -100,7 +100,7 @@ class Campaign:
         self.tracker = Tracker(coverage) if coverage is not None else None
         self.collector: Collector | None = None
         self.guide = None  # a run.guided.Guide when the campaign is guided (--guided)
-        self.swarm = None  # a run.swarm.Swarm with --swarm
+        self.swarm = None  # a run.swarm_weights.Swarm with --swarm
         self.behaviour_log = BehaviourLog()  # what Dynamo did, case by case (run/behaviour_log.py)
         self.coverage_report: dict[str, Any] | None = None
         self.coverage_seconds = 0.0
@@ -122,7 +122,7 @@ class Campaign:
 
             self.guide = Guide(config.seed, config.families, config.out)
         if getattr(config, "swarm", False):
-            from dynfuzz.run.swarm import Swarm
+            from dynfuzz.run.swarm_weights import Swarm
 
             saved = config.resume.summary.get("swarm_state") if config.resume is not None else None
             self.swarm = Swarm(config.families, config.out, saved=saved)
@@ -137,7 +137,8 @@ class Campaign:
         if has_journal(self.config.out):
             facts = read_journal(self.config.out)
             self.jobs_waiting = replay(self.ledger, facts, triaging=self.config.minimize_budget is not None)
-            self.earlier_facts = [r for r in facts if r["fact"] in ("triage-run", "release", "settings", "resume")]
+            kept = ("triage-run", "release", "settings", "resume", "pool")
+            self.earlier_facts = [r for r in facts if r["fact"] in kept]
             process = (last(facts, "progress") or {}).get("process", {})
             self.replayed = int(process.get("replayed_from_database") or 0)
         else:
@@ -199,6 +200,8 @@ class Campaign:
 
             pool = RayPool(cfg.spec, cfg.case_timeout, address=cfg.ray)
             cfg.workers, self.nodes = pool.size, pool.nodes  # one actor per core; the pool counts per node
+            self.journal.append("pool", settings={"workers": pool.size})
+            self.earlier_facts.append({"fact": "pool", "settings": {"workers": pool.size}})
             compiler = None
         elif cfg.workers > 0:
             from dynfuzz.run.workers import Pool, WorkerLimits

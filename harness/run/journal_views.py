@@ -1,6 +1,6 @@
 """The views of a campaign's journal: summary.json, findings/, queue/ and the report, made again from it alone.
 
-Note [The journal is the campaign] (run/journal.py) says why. `replay` feeds the journal's facts, in order, to a
+Why: see Note [The journal is the campaign] (run/journal.py). `replay` feeds the journal's facts, in order, to a
 fresh `Ledger` with its journal off: each finding is recorded, each triage result applied, each known-issue
 verdict taken as it was journaled, exactly as the campaign did when it learned them. The bucket folders and the
 queue come out of that (the ledger writes them), counts the journal does not hold fact by fact (cases, features,
@@ -40,10 +40,11 @@ def settings_of(summary: dict[str, Any], spec: Any) -> dict[str, Any]:
 
 
 def effective_settings(facts: list[dict[str, Any]], out: Path) -> dict[str, Any]:
-    """The settings fact, with what later `resume` facts extended (the total budget, `--cases`)."""
+    """The settings fact, with what later `resume` facts extended (the total budget, `--cases`) and what a `pool`
+    fact found once the workers started (a Ray cluster's size)."""
     settings = dict(settings_fact(facts, out))
     for row in facts:
-        if row["fact"] == "resume":
+        if row["fact"] in ("resume", "pool"):
             settings.update(row.get("settings", {}))
     return settings
 
