@@ -78,7 +78,7 @@ def exc_info(e: BaseException) -> ExcInfo:
         seen.add(id(cur))
         causes.append(type(cur).__qualname__)
         cur = cur.__cause__ or cur.__context__
-    frames = _torch_frames(e)
+    frames = torch_frames(e)
     torch_frame = frames[-1] if frames else None
     message = str(e).strip().splitlines()[0][:500] if str(e).strip() else ""
     tb = "".join(traceback.format_exception(type(e), e, e.__traceback__, limit=-8))[-4000:]
@@ -93,12 +93,12 @@ def _graph_break(e: BaseException, gb_type: str | None, message: str) -> str | N
         return None
     from dynfuzz.run.graph_break_registry import documented
 
-    frames = _torch_frames(e)
+    frames = torch_frames(e)
     via_unimplemented = bool(frames) and frames[-1].startswith("torch/_dynamo/exc.py:unimplemented")
     return documented(gb_type if isinstance(gb_type, str) else None, message, via_unimplemented)
 
 
-def _torch_frames(e: BaseException) -> list[str]:
+def torch_frames(e: BaseException) -> list[str]:
     """`torch/<file>.py:<function>` of the frames of `e`'s traceback inside torch, outermost first (torch may
     itself be installed under a folder named torch: the last `/torch/` of a path counts)."""
     out = []
@@ -121,10 +121,10 @@ def key_frame(e: BaseException) -> str | None:
         chain.append(cur)
         cur = cur.__cause__
     for exc in reversed(chain):
-        inner = [f for f in _torch_frames(exc) if f not in WRAPPER_FRAMES]
+        inner = [f for f in torch_frames(exc) if f not in WRAPPER_FRAMES]
         if inner:
             return inner[-1]
-    frames = _torch_frames(e)
+    frames = torch_frames(e)
     return frames[-1] if frames else None
 
 

@@ -19,13 +19,12 @@ divergence needs; a crash with no frame outside the wrappers): such a key never 
 """
 from __future__ import annotations
 
-import os
 import re
-import traceback
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from dynfuzz.run.execute import torch_frames
 from dynfuzz.triage.buckets import METADATA_ASPECTS, ALIAS_ASPECTS, WRAPPER_FRAMES
 
 FRAMES = 3
@@ -69,15 +68,6 @@ def generic_frame(frame: str) -> bool:
     return frame in WRAPPER_FRAMES or frame in GENERIC_FRAMES or frame.rsplit(":", 1)[-1] in _GENERIC_NAMES
 
 
-def _torch_frames(e: BaseException) -> list[str]:
-    out = []
-    for frame in traceback.extract_tb(e.__traceback__):
-        norm = frame.filename.replace(os.sep, "/")
-        if "/torch/" in norm:
-            out.append(f"torch/{norm.rsplit('/torch/', 1)[1]}:{frame.name}")
-    return out
-
-
 def crash_frames(e: BaseException, n: int = FRAMES) -> tuple[str, ...]:
     """The innermost `n` distinct torch frames of `e` outside generic wrappers, innermost first, from the deepest
     exception along `__cause__` that has any (Dynamo re-raises what broke `from` it). Empty for a RecursionError,
@@ -91,7 +81,7 @@ def crash_frames(e: BaseException, n: int = FRAMES) -> tuple[str, ...]:
         return ()
     for exc in reversed(chain):
         frames: list[str] = []
-        for frame in reversed(_torch_frames(exc)):
+        for frame in reversed(torch_frames(exc)):
             if not generic_frame(frame) and frame not in frames:
                 frames.append(frame)
             if len(frames) == n:
