@@ -34,8 +34,9 @@ def ray_cluster():
         ray.shutdown()
 
 
-def campaign(tmp_path: Path, compiler: str, cases: int, ray: str | None = "local", **kw) -> dict:
-    config = CampaignConfig(budget=240, out=tmp_path, spec=CompileSpec(compiler=compiler), families=("basic",),
+def campaign(tmp_path: Path, compiler: str, cases: int, ray: str | None = "local", budget: float = 240, **kw) -> dict:
+    """A `--cases` campaign; its budget bounds the triage drain that follows the cases too."""
+    config = CampaignConfig(budget=budget, out=tmp_path, spec=CompileSpec(compiler=compiler), families=("basic",),
                             max_cases=cases, progress=False, workers=0, ray=ray, **kw)
     return Campaign(config).run()
 
@@ -85,7 +86,7 @@ def test_an_actor_killed_while_running_a_case_files_that_case_as_a_crash(ray_clu
 
     monkeypatch.setattr(cluster.RayPool, "__init__", start_killer)
     try:
-        summary = campaign(tmp_path, "hang", 2, case_timeout=600)  # every case runs until it is killed
+        summary = campaign(tmp_path, "hang", 2, budget=60, case_timeout=600)  # each case runs until it is killed
     finally:
         stop.set()
     assert summary["cases"] == 2 and summary["crashes"] == judged(summary) and summary["hangs"] == 0

@@ -84,6 +84,25 @@ def test_replay_flags_fixed_and_new(tmp_path):
     assert "FIXED: was_known" in table and "NEW: regressed" in table
 
 
+def test_an_isolated_entry_runs_in_a_clean_process_and_its_death_or_hang_is_a_harness_error(tmp_path, monkeypatch):
+    """The plugin's runner (`run_entry_isolated`): a process forked from a torch-preloaded server, so this
+    process's state (here a broken `run_entry`) never reaches it; an entry that kills its process or hangs is a
+    harness error with the exit status or the timeout, never a verdict on torch."""
+    from dynfuzz.triage import corpus_replay
+
+    ok = _entry(tmp_path, "fine", status="passing")
+    monkeypatch.setattr(corpus_replay, "run_entry", lambda *a: (_ for _ in ()).throw(RuntimeError("parent state")))
+    assert corpus_replay.run_entry_isolated(str(ok)).verdict == "ok"
+    aborting = _entry(tmp_path, "aborts", status="passing")
+    aborting.write_text(aborting.read_text().replace("    return x * 2", "    import os; os.abort()"))
+    dead = corpus_replay.run_entry_isolated(str(aborting))
+    assert dead.verdict == "ERROR" and dead.detail.startswith("exit -6"), dead.detail
+    hanging = _entry(tmp_path, "hangs", status="passing")
+    hanging.write_text(hanging.read_text().replace("    return x * 2", "    import time; time.sleep(600)"))
+    stuck = corpus_replay.run_entry_isolated(str(hanging), timeout=8)
+    assert stuck.verdict == "ERROR" and stuck.detail == "ran past 8 s", stuck.detail
+
+
 def test_replay_cli_exit_codes(tmp_path, capsys):
     ok = _entry(tmp_path, "fine", status="passing")
     assert main(["replay", str(ok), "--workers", "0"]) == 0

@@ -113,7 +113,7 @@ def test_fuzz_coverage_writes_json_summary_block_and_never_entered(tmp_path, tmp
     # One parse of torch/_dynamo per test session (and xdist worker), shared with test_guided's campaign.
     monkeypatch.setenv("DYNFUZZ_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "dynfuzz-cache"))
     out = tmp_path / "out"
-    assert main(["fuzz", "--coverage", "--cases", "4", "--workers", "1", "--family", "effects", "--no-db",
+    assert main(["fuzz", "--coverage", "--cases", "4", "--workers", "1", "--family", "effects", "--no-db", "--no-minimize",
                  "--no-progress", "--out", str(out)]) == 0
     report = json.loads((out / "coverage.json").read_text())
     assert report["scopes"] == ["torch._dynamo"]

@@ -129,7 +129,7 @@ def test_guided_campaign_steers_by_behaviours_without_measuring_lines(tmp_path):
     """--guided no longer turns line coverage on: no coverage block, no coverage data; each case's new
     behaviours are logged with its choices, and the first case's are all new."""
     out = tmp_path / "out"
-    assert main(["fuzz", "--guided", "--cases", "6", "--workers", "1", "--family", "closures", "--no-db",
+    assert main(["fuzz", "--guided", "--cases", "6", "--workers", "1", "--family", "closures", "--no-db", "--no-minimize",
                  "--no-progress", "--out", str(out)]) == 0
     summary = json.loads((out / "summary.json").read_text())
     assert summary["cases"] == 6

@@ -185,3 +185,92 @@ def inputs(device, call=0):
     e = explain(*_finding(source, "drop-set-arg-mutation"))
     assert e.key.startswith("miscompile: side effect") and not e.generic
     assert dataclasses.replace(e, locus="torch/x.py:y").key == e.key, "localization never changes a key"
+
+
+def _traced_origin(source: str, details: tuple[str, ...] = ()) -> str | None:
+    from dynfuzz.run.value_provenance import recording
+
+    namespace: dict = {}
+    exec(compile(source, "<origin>", "exec"), namespace)
+    torch._dynamo.reset()
+    with recording() as provenance:
+        torch.compile(namespace["f"], backend="eager")(*namespace["inputs"]("cpu"))
+    return provenance.origin(details, ident.COMMON_TRACKERS)
+
+
+def test_the_origin_of_a_value_is_the_uncommon_tracker_method_that_made_it_and_patches_are_undone():
+    from torch._dynamo.symbolic_convert import InstructionTranslator
+    from torch._dynamo.variables.functions import FunctoolsPartialVariable
+
+    before = (FunctoolsPartialVariable.__dict__["call_function"], InstructionTranslator.__dict__["_return"],
+              list(InstructionTranslator.dispatch_table))
+    partial = '''
+import functools, torch
+def g(t, k=1):
+    return t * k
+def f(x):
+    return x.sum(), functools.partial(g, k=3)(x)
+def inputs(device, call=0):
+    return (torch.ones(3),)
+'''
+    assert _traced_origin(partial, ("out[1]: values: expected",)) == "FunctoolsPartialVariable.call_function"
+    assert _traced_origin(partial, ("out[0]: values: expected",)) is None, "the other output: plain tensor code"
+    unpacked = '''
+import functools, torch
+def pair(t, k=1):
+    return t + k, t - k
+def f(x):
+    a, b = functools.partial(pair, k=2)(x)
+    return b * 3
+def inputs(device, call=0):
+    return (torch.ones(3),)
+'''
+    assert _traced_origin(unpacked) == "FunctoolsPartialVariable.call_function", "through `a, b = ...`"
+    stored = '''
+import torch
+class Box:
+    pass
+def f(x):
+    b = Box()
+    b.t = x * 2
+    return b.t + 1
+def inputs(device, call=0):
+    return (torch.ones(3),)
+'''
+    assert _traced_origin(stored) is None, "reading a stored attribute made nothing"
+    after = (FunctoolsPartialVariable.__dict__["call_function"], InstructionTranslator.__dict__["_return"],
+             list(InstructionTranslator.dispatch_table))
+    assert after == before
+
+
+def test_a_wrong_value_with_no_needed_behaviour_is_keyed_by_its_origin_across_surfaces(tmp_path):
+    """The partial-keyword mutant (FunctoolsPartialVariable.call_function patched) seen through a global partial
+    of a user function and a local partial of a torch op: one key naming the patched method (it was two cheap
+    keys naming the surface)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    programs = [REPO / "bench" / "identity_programs" / "partial-keyword-precedence" / n
+                for n in ("global_partial.py", "partial_of_torch_op.py")]
+    script = '''
+import json, sys
+from pathlib import Path
+from dynfuzz.run.compilers import CompileSpec, make_compiler
+from dynfuzz.run.judge import judge
+from dynfuzz.triage.explain import explain, filed
+from dynfuzz.triage.repro import read_program
+spec = CompileSpec()
+for path in sys.argv[1:]:
+    case = read_program(Path(path)).case
+    (f,) = [x for x in judge(case, make_compiler(spec), spec).findings if x.oracle == "outputs"]
+    print(json.dumps(filed(case, f, explain(case, f, spec)).key))
+'''
+    env = dict(os.environ, DYNFUZZ_MUTANTS="partial-keyword-precedence")
+    done = subprocess.run([sys.executable, "-c", script, *map(str, programs)], capture_output=True, text=True,
+                          env=env, timeout=600)
+    keys = [json.loads(line) for line in done.stdout.splitlines() if line.startswith('"')]
+    assert len(keys) == 2, done.stderr[-2000:]
+    assert keys[0] == keys[1] == "miscompile: wrong output value from FunctoolsPartialVariable.call_function @dynamo"
+    assert names_fault(keys[0])

@@ -126,7 +126,7 @@ def test_a_backends_campaign_attributes_findings_to_their_layer_and_times_each(t
     out = tmp_path / "out"
     done = subprocess.run([sys.executable, "-m", "dynfuzz", "fuzz", "--backends", "eager,aot_eager",
                            "--mutant", "aot-eager-wrong-output", "--family", "basic", "--cases", "4",
-                           "--workers", "1", "--no-db", "--no-progress", "--out", str(out), "--budget", "120s"],
+                           "--workers", "1", "--no-db", "--no-progress", "--out", str(out), "--budget", "30s"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     summary = json.loads((out / "summary.json").read_text())

@@ -500,15 +500,15 @@ REAL = os.environ.get("DYNFUZZ_RELEASE_TEST_TORCH", "2.14.1")
 def real_env():
     """The real environment of REAL from the release cache; absent, the tests skip with the reason (under
     DYNFUZZ_RELEASE_TESTS=required, as .ci/run sets it under CI=true, they fail instead)."""
-    store = EnvStore(log=lambda s: None)
-    env = store.read(REAL)
-    if env is None:
+    store = EnvStore(checkout=ROOT, log=lambda s: None)
+    if store.read(REAL) is None:
         reason = (f"no torch {REAL} release environment in {store.root}: build it with `dynfuzz releases install "
                   f"{REAL}` (.ci/run does)")
         if os.environ.get("DYNFUZZ_RELEASE_TESTS") == "required":
             pytest.fail(reason)
         pytest.skip(reason)
-    return env
+    with store:
+        yield store.get(REAL)  # re-linked to this checkout: the one it was built from may be gone
 
 
 @pytest.mark.releases

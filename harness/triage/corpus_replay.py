@@ -10,7 +10,6 @@ diverges), `CHANGED` (a known/open entry diverges differently), `ERROR`.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
 import warnings
@@ -165,22 +164,49 @@ def run_entry(path: str, known_path: str | None = None) -> Outcome:
                    time.perf_counter() - start, log.text)
 
 
-_ISOLATED = ("import dataclasses, json, sys; from dynfuzz.triage.corpus_replay import run_entry; "
-             "print(chr(0) + json.dumps(dataclasses.asdict(run_entry(sys.argv[1], sys.argv[2] or None))))")
+PRELOAD = ["torch", "torch._dynamo", "dynfuzz.triage.corpus_replay"]
+
+
+def _isolated_child(path: str, known_path: str | None, log: str, conn) -> None:
+    import dataclasses
+    import os
+
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    conn.send(json.dumps(dataclasses.asdict(run_entry(path, known_path))))
 
 
 def run_entry_isolated(path: str, known_path: str | None = None, timeout: float = 600) -> Outcome:
-    """`run_entry` in a fresh interpreter, as a user runs a repro: what an entry shows must not depend on what
-    ran before it in the process (in a test session, earlier tests left state through which a stale-guard
-    entry passed, and a closed log stream that failed every later entry)."""
-    try:
-        done = subprocess.run([sys.executable, "-c", _ISOLATED, path, known_path or ""], capture_output=True,
-                              text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return Outcome(path, "?", "harness error", "ERROR", detail=f"ran past {timeout:.0f} s")
-    payload = done.stdout.rpartition("\0")[2].strip()
-    if done.returncode != 0 or not payload:
-        return Outcome(path, "?", "harness error", "ERROR", detail=f"exit {done.returncode}: {done.stderr[-1500:]}")
+    """`run_entry` in a fresh process, as a user runs a repro: what an entry shows must not depend on what ran
+    before it in the process (in a test session, earlier tests left state through which a stale-guard entry
+    passed, and a closed log stream that failed every later entry). The process is forked from a forkserver that
+    imported torch and Dynamo once (`PRELOAD`) and nothing else, so each entry starts from a clean interpreter
+    without paying torch's import again (about 4 of its 5 seconds)."""
+    import tempfile
+
+    ctx = get_context("forkserver")
+    ctx.set_forkserver_preload(PRELOAD)
+    receive, send = ctx.Pipe(duplex=False)
+    with tempfile.NamedTemporaryFile(prefix="dynfuzz-entry-", suffix=".log") as log:
+        child = ctx.Process(target=_isolated_child, args=(path, known_path, log.name, send), daemon=True)
+        child.start()
+        send.close()
+        payload = None
+        try:
+            if receive.poll(timeout):
+                payload = receive.recv()
+        except EOFError:  # the child died without an answer
+            pass
+        child.join(5 if payload is not None else 1)
+        timed_out = payload is None and child.is_alive()
+        if child.is_alive():
+            child.kill()
+            child.join()
+        if payload is None:
+            detail = f"ran past {timeout:.0f} s" if timed_out else \
+                f"exit {child.exitcode}: {Path(log.name).read_text(errors='replace')[-1500:]}"
+            return Outcome(path, "?", "harness error", "ERROR", detail=detail)
     return Outcome(**json.loads(payload))
 
 

@@ -275,6 +275,9 @@ def _mechanism(finding: Finding, cls: str, observed, perturbation: str | None, p
         what = identity.state_mechanism(obs, call) or "side effect"
     else:
         what = identity.output_mechanism(finding)
+        origin = observed.origin(finding) if observed is not None and not needed else None
+        if origin:  # no behaviour the divergence needs, but the tracker method that made the wrong value
+            return f"{what} from {origin}"
     return f"{what} via {needed[0]}" if needed else what
 
 

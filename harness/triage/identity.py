@@ -100,6 +100,11 @@ class Observed:
     obs: Any
     exceptions: list[BaseException]
     behaviours: tuple[str, ...]
+    provenance: Any = None  # run/value_provenance.Provenance of the compiled tracing
+
+    def origin(self, finding: Any) -> str | None:
+        """The uncommon tracker method that made the finding's diverging output (`Provenance.origin`)."""
+        return self.provenance.origin(finding.details, COMMON_TRACKERS) if self.provenance is not None else None
 
 
 @contextmanager
@@ -128,10 +133,11 @@ def _spying():
 def observe_case(case: Any, compiler: Any, spec: Any) -> Observed:
     """Judge `case` once, keeping what the oracles saw."""
     from dynfuzz.run.judge import judge
+    from dynfuzz.run.value_provenance import recording
 
-    with _spying() as seen:
+    with _spying() as seen, recording() as provenance:
         result = judge(case, compiler, spec)
-    return Observed(result.findings, seen["obs"], seen["exceptions"], tuple(result.behaviours))
+    return Observed(result.findings, seen["obs"], seen["exceptions"], tuple(result.behaviours), provenance)
 
 
 def crash_identity(observed: Observed, error_type: str | None) -> tuple[str, ...]:
