@@ -167,7 +167,11 @@ def figures(by_mutant: dict[str, list[dict]], clean: dict[str, list]) -> dict:
         for level, want, names in (("function", target, suspects), ("file", _file(target), [_file(s) for s in suspects])):
             top[level][0] += bool(names[:1] == [want])
             top[level][1] += want in names[:5]
+    origins = _origins(keys)
     return {
+        "origins": origins,
+        "origin_class": sum(o["class"] for o in origins.values()),
+        "origin_file": sum(o["file"] for o in origins.values()),
         "programs": sum(len(v) for v in by_mutant.values()),
         "diverge_with_mutant": sum(len(v) for v in diverging.values()),
         "agree_without": sum(1 for rows in clean.values() for r in rows if not r),
@@ -177,6 +181,30 @@ def figures(by_mutant: dict[str, list[dict]], clean: dict[str, list]) -> dict:
         "top1_function": top["function"][0], "top5_function": top["function"][1],
         "top1_file": top["file"][0], "top5_file": top["file"][1],
     }
+
+
+def _origins(keys: dict[str, list[str]]) -> dict[str, dict]:
+    """For each mutant keyed by a value's origin (`... from Tracker.method`): whether that tracker class is the
+    patched function's class, and whether it is defined in the patched function's file."""
+    import re
+
+    import torch._dynamo.variables  # noqa: F401 - every tracker class
+    from torch._dynamo.variables.base import VariableTracker
+
+    where, stack = {}, [VariableTracker]
+    while stack:
+        cls = stack.pop()
+        where[cls.__name__] = "torch/" + cls.__module__.split("torch.", 1)[-1].replace(".", "/") + ".py"
+        stack.extend(cls.__subclasses__())
+    out = {}
+    for m, ks in keys.items():
+        named = [re.search(r" from (\w+)\.", k) for k in ks]
+        if named and all(named):
+            tracker = named[0].group(1)
+            target_file, _, target_function = TARGETS[m].partition(":")
+            out[m] = {"origin": tracker, "class": target_function.split(".")[0] == tracker,
+                      "file": where.get(tracker) == target_file}
+    return out
 
 
 def table(fig: dict) -> str:
@@ -190,6 +218,10 @@ def table(fig: dict) -> str:
         f"| programs agreeing on unmodified torch | {pct(fig['agree_without'], fig['programs'])} |",
         f"| purity: mutants keyed once | {pct(fig['pure'], fig['mutants'])} |",
         f"| separation: keys shared by mutants of different functions | {len(fig['shared_across_functions'])} |",
+        f"| keyed by a value's origin: its tracker class is the patched function's | "
+        f"{pct(fig['origin_class'], len(fig['origins']))} |",
+        f"| keyed by a value's origin: its tracker's file is the patched function's | "
+        f"{pct(fig['origin_file'], len(fig['origins']))} |",
         f"| localization Top-1 / Top-5, function | {pct(fig['top1_function'], n)} / {pct(fig['top5_function'], n)} |",
         f"| localization Top-1 / Top-5, file | {pct(fig['top1_file'], n)} / {pct(fig['top5_file'], n)} |",
     ]

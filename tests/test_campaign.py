@@ -160,7 +160,7 @@ def test_the_compile_cache_is_gone_after_the_run_triage_included(tmp_path, monke
         return drain(self, grace)
 
     monkeypatch.setattr(Campaign, "triage_drain", watched)
-    config = CampaignConfig(budget=60, out=tmp_path / "out", spec=CompileSpec(compiler="perturb-output"),
+    config = CampaignConfig(budget=25, out=tmp_path / "out", spec=CompileSpec(compiler="perturb-output"),
                             families=("basic",), max_cases=2, progress=False, workers=0, minimize_budget=20)
     summary = Campaign(config).run()
     assert summary["buckets"] and during_drain == [True]

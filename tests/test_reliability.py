@@ -222,7 +222,7 @@ def test_abort_segfault_hang_and_memory_exhaustion_are_saved_and_counted(tmp_pat
 
     start = time.monotonic()
     summary, out = _campaign(tmp_path, [_OK, _ABORT, _SEGFAULT, _HANG, _MEMORY_HOG, _OK], workers=2,
-                             case_timeout=30.0, worker_memory=max(2 << 30, _worker_baseline() + (3 << 29)))
+                             case_timeout=15.0, worker_memory=max(2 << 30, _worker_baseline() + (3 << 29)))
     assert summary["cases"] == 6
     assert summary["crashes"] == 2 and summary["hangs"] == 1
     assert summary["harness_errors"] == {"memory-limit": 1}

@@ -31,6 +31,9 @@ PASS_THROUGH = frozenset({
     "GetAttrBuiltinVariable", "BoundBuiltinMethodVariable", "GetAttrVariable", "SkipFunctionVariable",
     "WrappedUserFunctionVariable", "WrappedUserMethodVariable", "CallMethodVariable", "UserDefinedClassVariable", "ListBuiltinVariable",
 })
+# A user object's attribute read hands back what was stored (a wrong store is a side effect, keyed as one) or builds
+# a tracker for a class attribute or a bound method: it chooses nothing of its own.
+PASS_THROUGH_METHODS = frozenset({"UserDefinedObjectVariable.var_getattr"})
 UNPACKED = "UNPACK_SEQUENCE.items"  # an item `a, b = seq` took out of seq (pass-through: leads back to seq)
 _INDEX = re.compile(r"^out\[(\d+)\]")
 _BUILTIN_NAMES = frozenset(n for t in (list, dict, set, tuple, str, int, float, object, collections.deque,
@@ -83,7 +86,8 @@ class Provenance:
                 continue
             seen.add(id(vt))
             made = self.produced.get(id(vt), [])
-            telling = [label for label, _ in made if label.split(".", 1)[0] not in skip]
+            telling = [label for label, _ in made
+                       if label.split(".", 1)[0] not in skip and label.split(":", 1)[0] not in PASS_THROUGH_METHODS]
             if telling:
                 return telling[-1]
             for _, inputs in made:

@@ -37,7 +37,9 @@ RECALL_CLASSES = frozenset({"missing-recompile", "extra-recompile"})
 # names what Dynamo did (`triage/identity.py`): a crash by its exception type and first torch frames outside
 # generic wrappers; a silent divergence by the mechanism that failed (a missing guard and what changed, a side
 # effect on a kind of object, a wrong output) and the Dynamo behaviour the divergence needs. The program's
-# constructs stay in cheap keys (what a campaign files before triage) and in refusal keys. Localization's
+# constructs stay in cheap keys (what a campaign files before triage) and in refusal keys. A wrong output value that
+# needs no such behaviour (its passing neighbours build the same trackers) is named by the tracker method that made
+# the wrong value (`run/value_provenance.py`: `wrong output value from FunctoolsPartialVariable.call_function`). Localization's
 # suspects go to the report only: on faults with a known location (bench/identity.py) they did not find the
 # patched function often enough to split buckets by them.
 
@@ -191,7 +193,8 @@ def explain(case: Case, finding: Finding, spec: CompileSpec, compiler: Compiler 
     compiler = compiler or make_compiler(spec)
     try:
         with time_limit(CANDIDATE_SECONDS):
-            observed = observe_case(case, compiler, spec)
+            observed = observe_case(case, compiler, spec,
+                                    provenance=finding.oracle == "outputs" and tier_of(cls) == "miscompile")
     except Exception:  # noqa: BLE001 - no observations: the mechanism stays generic
         observed = None
     constructs = classify(case.source, case.entry) if cheap.constructs else []

@@ -130,14 +130,17 @@ def _spying():
         execute.exc_info, judge_module.run_oracles = reduce, oracles
 
 
-def observe_case(case: Any, compiler: Any, spec: Any) -> Observed:
-    """Judge `case` once, keeping what the oracles saw."""
+def observe_case(case: Any, compiler: Any, spec: Any, provenance: bool = False) -> Observed:
+    """Judge `case` once, keeping what the oracles saw (and, with `provenance`, where traced values came from:
+    only a wrong output needs it, and its wrappers deepen the stack a recursion crash's frames are read from)."""
+    from contextlib import nullcontext
+
     from dynfuzz.run.judge import judge
     from dynfuzz.run.value_provenance import recording
 
-    with _spying() as seen, recording() as provenance:
+    with _spying() as seen, (recording() if provenance else nullcontext()) as recorded:
         result = judge(case, compiler, spec)
-    return Observed(result.findings, seen["obs"], seen["exceptions"], tuple(result.behaviours), provenance)
+    return Observed(result.findings, seen["obs"], seen["exceptions"], tuple(result.behaviours), recorded)
 
 
 def crash_identity(observed: Observed, error_type: str | None) -> tuple[str, ...]:
