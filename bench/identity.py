@@ -27,6 +27,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PROGRAMS = HERE / "identity_programs"
+REAL = HERE / "identity_real"  # --real: surface variants of real torch faults, one folder a fault (no mutant)
 PER_PROGRAM_BUDGET = 90.0  # triage's seconds backstop per program (a campaign's --minimize-budget is 60)
 
 # The torch function each mutant patches (as localization names functions: `torch/<file>.py:<qualname>`).
@@ -58,8 +59,8 @@ TARGETS = {
 }
 
 
-def programs(mutant: str) -> list[Path]:
-    return sorted((PROGRAMS / mutant).glob("*.py"))
+def programs(mutant: str, root: Path = PROGRAMS) -> list[Path]:
+    return sorted((root / mutant).glob("*.py"))
 
 
 # ---- the worker: one process per mutant (or none), the mutant applied through the environment ----
@@ -85,7 +86,7 @@ def work(paths: list[str], localize_first: int, minimize: bool) -> None:
         try:
             findings = judge(saved.case, make_compiler(spec), spec).findings
             row["findings"] = [[f.oracle, f.kind] for f in findings]
-            if findings and os.environ.get("DYNFUZZ_MUTANTS"):
+            if findings and (os.environ.get("DYNFUZZ_MUTANTS") or os.environ.get("DYNFUZZ_BENCH_REAL")):
                 finding = choose_finding(findings, {})
                 triaged = identify(saved.case, finding, spec, PER_PROGRAM_BUDGET) if minimize else \
                     _explained(saved.case, finding, spec)
@@ -132,10 +133,13 @@ def _triage_code():
         return identify
 
 
-def run_worker(mutant: str | None, paths: list[Path], localize_first: int, minimize: bool = False) -> list[dict]:
-    env = {k: v for k, v in os.environ.items() if k != "DYNFUZZ_MUTANTS"}
+def run_worker(mutant: str | None, paths: list[Path], localize_first: int, minimize: bool = False,
+               real: bool = False) -> list[dict]:
+    env = {k: v for k, v in os.environ.items() if k not in ("DYNFUZZ_MUTANTS", "DYNFUZZ_BENCH_REAL")}
     if mutant:
         env["DYNFUZZ_MUTANTS"] = mutant
+    if real:
+        env["DYNFUZZ_BENCH_REAL"] = "1"
     done = subprocess.run([sys.executable, __file__, "--worker", str(localize_first), str(int(minimize)),
                            *map(str, paths)],
                           env=env, capture_output=True, text=True)
@@ -174,7 +178,7 @@ def figures(by_mutant: dict[str, list[dict]], clean: dict[str, list]) -> dict:
         "origin_file": sum(o["file"] for o in origins.values()),
         "programs": sum(len(v) for v in by_mutant.values()),
         "diverge_with_mutant": sum(len(v) for v in diverging.values()),
-        "agree_without": sum(1 for rows in clean.values() for r in rows if not r),
+        "agree_without": sum(1 for rows in clean.values() for r in rows if not r) if clean else None,
         "errors": [r for rows in by_mutant.values() for r in rows if "error" in r],
         "mutants": len(by_mutant), "pure": len(pure), "keys": keys,
         "shared_across_functions": shared, "localized": len(loc),
@@ -199,7 +203,7 @@ def _origins(keys: dict[str, list[str]]) -> dict[str, dict]:
     out = {}
     for m, ks in keys.items():
         named = [re.search(r" from (\w+)\.", k) for k in ks]
-        if named and all(named):
+        if named and all(named) and m in TARGETS:
             tracker = named[0].group(1)
             target_file, _, target_function = TARGETS[m].partition(":")
             out[m] = {"origin": tracker, "class": target_function.split(".")[0] == tracker,
@@ -215,7 +219,8 @@ def table(fig: dict) -> str:
     lines = [
         "| figure | value |", "|---|---|",
         f"| programs diverging with their mutant | {pct(fig['diverge_with_mutant'], fig['programs'])} |",
-        f"| programs agreeing on unmodified torch | {pct(fig['agree_without'], fig['programs'])} |",
+        f"| programs agreeing on unmodified torch | "
+        f"{pct(fig['agree_without'], fig['programs']) if fig['agree_without'] is not None else '- (real faults)'} |",
         f"| purity: mutants keyed once | {pct(fig['pure'], fig['mutants'])} |",
         f"| separation: keys shared by mutants of different functions | {len(fig['shared_across_functions'])} |",
         f"| keyed by a value's origin: its tracker class is the patched function's | "
@@ -235,19 +240,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--minimize", action="store_true",
                         help="minimize each program first, as campaign triage does (slow: minutes a program)")
     parser.add_argument("--json", type=Path, help="write the rows and figures here")
+    parser.add_argument("--real", action="store_true",
+                        help="the surface variants of real torch faults (bench/identity_real/<fault>/) on the "
+                             "running torch, no mutant: purity and separation by fault")
     args = parser.parse_args(argv)
-    chosen = [m for m in args.mutants.split(",") if m] or sorted(p.name for p in PROGRAMS.iterdir() if p.is_dir())
-    unknown = [m for m in chosen if m not in TARGETS or not programs(m)]
+    root = REAL if args.real else PROGRAMS
+    chosen = [m for m in args.mutants.split(",") if m] or sorted(p.name for p in root.iterdir() if p.is_dir())
+    unknown = [m for m in chosen if (m not in TARGETS and not args.real) or not programs(m, root)]
     if unknown:
-        print(f"identity: no such mutant with programs: {', '.join(unknown)}", file=sys.stderr)
+        print(f"identity: no such mutant or fault with programs: {', '.join(unknown)}", file=sys.stderr)
         return 2
     start = time.monotonic()
-    every = [p for m in chosen for p in programs(m)]
-    baseline = {r["program"]: r.get("findings", ["error"]) for r in run_worker(None, every, 0)}
-    clean = {m: [baseline.get(str(p), ["missing"]) for p in programs(m)] for m in chosen}
+    every = [p for m in chosen for p in programs(m, root)]
+    baseline = {} if args.real else {r["program"]: r.get("findings", ["error"]) for r in run_worker(None, every, 0)}
+    clean = {} if args.real else {m: [baseline.get(str(p), ["missing"]) for p in programs(m)] for m in chosen}
     by_mutant = {}
     for m in chosen:
-        by_mutant[m] = run_worker(m, programs(m), args.localize, args.minimize)
+        by_mutant[m] = run_worker(None if args.real else m, programs(m, root), args.localize, args.minimize,
+                                  real=args.real)
         keys = sorted({r.get("key", r.get("error", "no divergence")) for r in by_mutant[m]})
         print(f"{m:40s} {len(by_mutant[m])} programs  {' | '.join(keys)}", flush=True)
     fig = figures(by_mutant, clean)

@@ -274,3 +274,24 @@ for path in sys.argv[1:]:
     assert len(keys) == 2, done.stderr[-2000:]
     assert keys[0] == keys[1] == "miscompile: wrong output value from FunctoolsPartialVariable.call_function @dynamo"
     assert names_fault(keys[0])
+
+
+def test_a_lost_write_is_keyed_by_the_one_mutation_kind_dynamo_replayed_whatever_holds_the_object():
+    """A real torch 2.13 fault (a set subclass's write lost) through an argument and through an attribute of
+    an argument: ablation gave no evidence for the attribute (its program keeps the replay when a statement
+    goes), which left it the state's surface key `side effect on set-subclass contents`; Dynamo replayed one
+    kind of mutation in both, and that names both."""
+    import pytest
+
+    folder = REPO / "bench" / "identity_real" / "set-subclass-write-lost"
+    keys = []
+    for name in ("argument_update.py", "attribute_discard.py"):
+        from dynfuzz.triage.repro import read_program
+
+        case = read_program(folder / name).case
+        spec = CompileSpec()
+        found = [f for f in judge(case, make_compiler(spec), spec).findings if f.oracle == "effects"]
+        if not found:
+            pytest.skip(f"torch {torch.__version__} keeps the write ({name})")
+        keys.append(explain(case, found[0], spec).key)
+    assert keys[0] == keys[1] == "miscompile: side effect UserDefinedSetVariable.value.existing @dynamo"

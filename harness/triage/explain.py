@@ -270,6 +270,10 @@ def _mechanism(finding: Finding, cls: str, observed, perturbation: str | None, p
     if cls == "missing-recompile" or (call > 0 and perturbation is not None):
         return identity.guard_mechanism(obs, call)
     needed = identity.needed_behaviours(observed.behaviours, passing) if observed is not None else []
+    if not needed and finding.oracle == "effects" and observed is not None:
+        replayed = [b for b in observed.behaviours if b.startswith("side-effect:")]
+        if len(replayed) == 1:  # no ablation told, but the state diverged and Dynamo replayed one kind of mutation
+            needed = replayed
     if needed and needed[0].startswith("side-effect:"):  # Dynamo replays this kind of mutation wrongly: seen as a
         return "side effect " + needed[0].split(":", 1)[1]  # wrong state, or as a wrong value read back
     if cls in _SILENT:
