@@ -30,7 +30,7 @@ def test_same_seed_gives_byte_identical_programs_across_processes():
 def test_gate_reports_a_new_bucket_with_its_repro(tmp_path, capfd):
     junit, summary = tmp_path / "junit.xml", tmp_path / "summary.md"
     rc = main(["gate", "--budget", "30s", "--cases", "2", "--compiler", "perturb-output", "--workers", "1",
-               "--minimize-budget", "10s", "--corpus", ENTRY, "--out", str(tmp_path / "out"), "--junit", str(junit),
+               "--no-minimize", "--corpus", ENTRY, "--out", str(tmp_path / "out"), "--junit", str(junit),
                "--summary", str(summary)])
     assert rc == 1
     out = capfd.readouterr().out
