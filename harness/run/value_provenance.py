@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import collections
 import dis
+import os
 import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -34,6 +35,7 @@ PASS_THROUGH = frozenset({
 # A user object's attribute read hands back what was stored (a wrong store is a side effect, keyed as one) or builds
 # a tracker for a class attribute or a bound method: it chooses nothing of its own.
 PASS_THROUGH_METHODS = frozenset({"UserDefinedObjectVariable.var_getattr"})
+INTERNAL = "torch-internal:"
 UNPACKED = "UNPACK_SEQUENCE.items"  # an item `a, b = seq` took out of seq (pass-through: leads back to seq)
 _INDEX = re.compile(r"^out\[(\d+)\]")
 _BUILTIN_NAMES = frozenset(n for t in (list, dict, set, tuple, str, int, float, object, collections.deque,
@@ -87,7 +89,8 @@ class Provenance:
             seen.add(id(vt))
             made = self.produced.get(id(vt), [])
             telling = [label for label, _ in made
-                       if label.split(".", 1)[0] not in skip and label.split(":", 1)[0] not in PASS_THROUGH_METHODS]
+                       if label.split(".", 1)[0] not in skip and label.split(":", 1)[0] not in PASS_THROUGH_METHODS
+                       and not label.startswith(INTERNAL)]
             if telling:
                 return telling[-1]
             for _, inputs in made:
@@ -113,12 +116,25 @@ def _trackers(values: Iterable[Any], base: type) -> Iterator[Any]:
 
 def _label(tracker: Any, method: str, args: tuple) -> str:
     """`Class.method`, with the name a `call_method` calls when it is a builtin or tensor method (a user's method
-    name is the program's surface, not Dynamo's)."""
+    name is the program's surface, not Dynamo's). Made while Dynamo traced torch's own Python (a functools.partial
+    inside `associative_scan`, say) it is `INTERNAL`-prefixed and passes the value through, unless the tracker is
+    a higher-order op (torch's wrappers are what call those)."""
     label = f"{type(tracker).__name__}.{method}"
+    if "HigherOrder" not in label and args and _torch_frame(args[0]):
+        return INTERNAL + label
     name = args[1] if method == "call_method" and len(args) > 1 and isinstance(args[1], str) else None
     if name is not None and (name in _BUILTIN_NAMES or _tensor_method(name)):
         label += f":{name}"
     return label
+
+
+def _torch_frame(tx: Any) -> bool:
+    """Whether the instruction translator `tx` traces a frame of torch's own source."""
+    import torch
+
+    code = getattr(tx, "f_code", None)
+    filename = getattr(code, "co_filename", "") or ""
+    return filename.startswith(os.path.dirname(torch.__file__) + os.sep)
 
 
 def _tensor_method(name: str) -> bool:
