@@ -141,6 +141,7 @@ def test_the_with_forms_mutant_names_its_construct():
 def test_a_short_campaign_finds_the_with_forms_mutant_and_not_without_the_construct(trial):
     """`error_on_graph_break` blocks are drawn by the `with-forms` construct alone: with it, a 30-case trial
     finds the mutant (a graph break after the block raises) by a repro that fails only under the mutant;
-    with the construct off, the trial saves no exception finding at all."""
+    with the construct off, no exception finding is owed to the mutant (real torch crashes the family draws, such
+    as the known `nullcontext` value across a graph break, fail on unmodified torch too)."""
     assert trial(WITH_MUTANT, FAMILY, 30).finds(WITH_MUTANT, oracles=("exceptions",))
-    assert not trial(WITH_MUTANT, FAMILY, 30, disable="with-forms").findings(("exceptions",))
+    assert not trial(WITH_MUTANT, FAMILY, 30, disable="with-forms").owed_to(WITH_MUTANT, oracles=("exceptions",))
