@@ -283,7 +283,7 @@ for path in sys.argv[1:]:
     done = subprocess.run([sys.executable, "-c", script, *map(str, programs)], capture_output=True, text=True,
                           env=env, timeout=600)
     keys = [json.loads(line) for line in done.stdout.splitlines() if line.startswith('"')]
-    assert len(keys) == 2, done.stderr[-2000:]
+    assert done.returncode == 0 and len(keys) == 2, done.stderr[-2000:]
     assert keys[0] == keys[1] == "miscompile: wrong output value from FunctoolsPartialVariable.call_function @dynamo"
     assert names_fault(keys[0])
 

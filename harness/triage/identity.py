@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dynfuzz.run.execute import torch_frames
+from dynfuzz.run.value_provenance import recording
 from dynfuzz.triage.buckets import METADATA_ASPECTS, ALIAS_ASPECTS, WRAPPER_FRAMES
 
 FRAMES = 3
@@ -136,7 +137,6 @@ def observe_case(case: Any, compiler: Any, spec: Any, provenance: bool = False) 
     from contextlib import nullcontext
 
     from dynfuzz.run.judge import judge
-    from dynfuzz.run.value_provenance import recording
 
     with _spying() as seen, (recording() if provenance else nullcontext()) as recorded:
         result = judge(case, compiler, spec)
