@@ -253,7 +253,8 @@ def exceptions(case, obs: Observations, trace=None) -> list[Finding]:
                                  f"call {i}: eager raised {e.type}, compiled raised {c.type}",
                                  f"{e.type} vs {key(c)}", severity="medium", call=i,
                                  details=(f"eager: {e.type}: {e.message}", f"compiled: {c.type}: {c.message}"),
-                                 torch_frame=c.torch_frame, key_frame=c.key_frame))
+                                 torch_frame=c.torch_frame, key_frame=c.key_frame,
+                                 crash_frames=c.crash_frames))
         if (e is None) != (c is None):
             break  # later calls start from different states; other oracles already report them
     return found
@@ -273,9 +274,11 @@ def _compiled_only(c: ExcInfo, i: int, fullgraph: bool, exported: str | None = N
                        f"{c.type} {c.gb_type or c.message}", severity="info", call=i, details=detail)
     if cat in ("crash", "refusal"):
         return finding("exceptions", "crash", f"call {i}: compiler crashed with {c.type}",
-                       key(c), call=i, details=detail, torch_frame=c.torch_frame, key_frame=c.key_frame)
+                       key(c), call=i, details=detail, torch_frame=c.torch_frame, key_frame=c.key_frame,
+                       crash_frames=c.crash_frames)
     return finding("exceptions", "spurious-exception", f"call {i}: compiled raised {c.type}, eager did not",
-                   key(c), call=i, details=detail, torch_frame=c.torch_frame, key_frame=c.key_frame)
+                   key(c), call=i, details=detail, torch_frame=c.torch_frame, key_frame=c.key_frame,
+                   crash_frames=c.crash_frames)
 
 
 _DEBUG_CONTEXT = re.compile(r"Developer debug context: (.*)")
@@ -297,7 +300,7 @@ def _raised_in_trace(c: ExcInfo, i: int, detail: tuple[str, ...]) -> Finding:
     first = f"compiled: {raised} raised inside the trace" + (f": {context.group(1)}" if context else "")
     return finding("exceptions", "trace-exception", f"call {i}: {raised} raised inside the trace, eager raised "
                    "nothing", f"trace {raised} {c.gb_type or c.type}", call=i, details=(first, *detail),
-                   torch_frame=c.torch_frame, key_frame=c.key_frame)
+                   torch_frame=c.torch_frame, key_frame=c.key_frame, crash_frames=c.crash_frames)
 
 
 @renders("exceptions")

@@ -50,7 +50,8 @@ def grads(case, obs: Observations, trace=None) -> list[Finding]:
             found.append(finding("grads", "backward-crash", f"call {i}: backward raised {err.type} only {side}",
                                  f"{side} {err.type} {err.message}", call=i,
                                  details=(f"{side} backward: {err.type}: {err.message}",),
-                                 torch_frame=err.torch_frame, key_frame=err.key_frame))
+                                 torch_frame=err.torch_frame, key_frame=err.key_frame,
+                                 crash_frames=err.crash_frames))
             break
         diffs = screen(obs, grad_diffs(e_call.state, c_call.state, tolerance_for(obs)))
         if diffs:

@@ -45,7 +45,7 @@ def illegal(case, obs: Observations, trace=None) -> list[Finding]:
             return [finding("illegal", "crash",
                             f"call {i}: illegal program ({case.intended_error} expected) crashed with {c.type}",
                             f"{c.type} {c.gb_type or c.message}", call=i, torch_frame=c.torch_frame,
-                            key_frame=c.key_frame,
+                            key_frame=c.key_frame, crash_frames=c.crash_frames,
                             details=(f"compiled: {c.qualified}: {c.message}", f"reference: {reference}"))]
         if e is not None:
             return [finding("illegal", "miscompile", f"call {i}: compiled ran an illegal program the reference "

@@ -27,6 +27,8 @@ class ExcInfo:
     key_frame: str | None = None  # the innermost torch frame that is not a wrapper, for crash bucket keys
     # a graph break the torch under test documents (`gb0291: <gb_type>`), harness/run/graph_break_registry.py
     graph_break: str | None = None
+    # the innermost torch frames outside wrappers (a crash's identity), read where the exception was live
+    crash_frames: tuple[str, ...] = ()
 
     @property
     def qualified(self) -> str:
@@ -108,6 +110,7 @@ class Finding:
     torch_frame: str | None = None  # innermost torch frame of the error (in the signature)
     layer: str | None = None  # first layer that diverges (dynamo, aot_eager, inductor), once triangulated
     key_frame: str | None = None  # the innermost torch frame that is not a wrapper (bucket keys of crashes)
+    crash_frames: tuple[str, ...] = ()  # its exception's identity frames (ExcInfo.crash_frames)
 
     @property
     def title(self) -> str:
@@ -139,7 +142,8 @@ def signature(oracle: str, kind: str, key: str, torch_frame: str | None = None) 
 
 
 def finding(oracle: str, kind: str, message: str, key: str, *, severity: str = "high", call: int | None = None,
-            details: tuple[str, ...] = (), torch_frame: str | None = None, key_frame: str | None = None) -> Finding:
+            details: tuple[str, ...] = (), torch_frame: str | None = None, key_frame: str | None = None,
+            crash_frames: tuple[str, ...] = ()) -> Finding:
     """Build a Finding whose signature is `(oracle, kind, normalised key, innermost torch frame)`."""
     return Finding(oracle, kind, message, signature(oracle, kind, key, torch_frame), severity, call, details,
-                   torch_frame, key_frame=key_frame or torch_frame)
+                   torch_frame, key_frame=key_frame or torch_frame, crash_frames=crash_frames)

@@ -296,3 +296,54 @@ def test_a_bucket_is_flaky_only_by_its_members_own_verdicts(tmp_path):
         ledger.apply_triage(ident, status, payload)
     (bucket,) = ledger.filer.buckets.values()
     assert bucket.count == 2 and bucket.status in ("ok", "unexplained") and bucket.verdict == "reproduces"
+
+
+FRAMES = ("torch/_dynamo/variables/user_defined.py:call_method", "torch/_dynamo/variables/misc.py:call_function",
+          "torch/_dynamo/symbolic_convert.py:CALL")
+
+
+def crash(frames=FRAMES, message="boom"):
+    return finding("exceptions", "crash", "call 0: compiler crashed with AssertionError", f"AssertionError {message}",
+                   call=0, details=(f"compiled: AssertionError: {message}",), torch_frame=frames[0],
+                   key_frame=frames[0], crash_frames=frames)
+
+
+def triaged_crash(frames=FRAMES, verdict="reproduces"):
+    """A crash's triage answer keyed by its frames, as explain names an explained crash."""
+    def answer(case, f):
+        explanation = dataclasses.replace(cheap_explanation(case, f), ablated=True,
+                                          mechanism=f"AssertionError in {' < '.join(frames)}")
+        return Triaged(case, f, explanation, "print('minimized crash')\n", verdict, 0.1)
+    return answer
+
+
+@pytest.mark.parametrize("how", ["bucket", "known", "moved", "flaky"])
+def test_a_crash_triage_named_by_its_own_frames_files_later_findings_of_those_frames_untriaged(tmp_path, how):
+    """Note [A crash's identity is cheap]: once a crash's triage keyed it by exactly the frames its finding
+    carried, a later finding of those frames (another program, another message) joins its `ok` bucket, or counts
+    as its known issue, with no triage job; a crash whose minimization moved its frames, or whose repro did not
+    reproduce, binds nothing, and a crash of other frames still waits for its own triage."""
+    first, second, third = draw_case(0), draw_case(1), draw_case(2)
+    a, b = crash(), crash(message="other words")
+    other = crash(frames=("torch/_dynamo/variables/dicts.py:call_method",) + FRAMES[1:])
+    named = {"bucket": triaged_crash(), "known": triaged_crash(), "flaky": triaged_crash(verdict="flaky"),
+             "moved": triaged_crash(frames=("torch/_dynamo/variables/lists.py:call_method",) + FRAMES[1:])}[how]
+    known_key = named(first, a).explanation.key
+    ledger = ledger_with(tmp_path, {ident_of(first, a): named}, known=[known_key] if how == "known" else ())
+    ledger.record(first, a)
+    for ident, status, payload in ledger.triage.poll():
+        ledger.apply_triage(ident, status, payload)
+    jobs = len(ledger.triage.order)
+    ledger.record(second, b)
+    ledger.record(third, other)
+    queued = [ident for _, ident in ledger.triage.order[jobs:]]
+    assert ident_of(third, other) in queued, "a crash of other frames is triaged"
+    if how == "bucket":
+        assert ident_of(second, b) not in queued
+        joined = ledger.unique[ident_of(second, b)]
+        assert joined.bucket == known_key and joined.verdict == "joined" and joined.path is not None
+        assert ledger.filer.buckets[known_key].status == "ok" and ledger.crash_joins.joined == 1
+    elif how == "known":
+        assert ident_of(second, b) not in queued and dict(ledger.known_hits) == {known_key: 2}
+    else:
+        assert ident_of(second, b) in queued and ledger.crash_joins.joined == 0 and not ledger.known_hits

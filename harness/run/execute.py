@@ -26,6 +26,7 @@ from dynfuzz.errors import InvalidCase, SnapshotError
 from dynfuzz.oracles.model import CallRecord, ExcInfo, Observation
 from dynfuzz.oracles.snapshot import take, take_tracked
 from dynfuzz.run.compilers import Compiler, compile_with_config
+from dynfuzz.run.torch_frames import crash_frames, key_frame, torch_frames
 
 PROGRAM_MODULE = "dynfuzz_program"
 PLAN_NAMES = {"inputs", "between", "CALLS", "COMPILE_OPTIONS", "DYNAMO_CONFIG", "ENTRY", "DYNFUZZ"}
@@ -84,7 +85,7 @@ def exc_info(e: BaseException) -> ExcInfo:
     tb = "".join(traceback.format_exception(type(e), e, e.__traceback__, limit=-8))[-4000:]
     gb_type = getattr(e, "gb_type", None)
     return ExcInfo(type(e).__qualname__, type(e).__module__, message, tuple(causes), gb_type, torch_frame, tb,
-                   str(e)[:2000], key_frame(e), _graph_break(e, gb_type, message))
+                   str(e)[:2000], key_frame(e), _graph_break(e, gb_type, message), crash_frames(e))
 
 
 def _graph_break(e: BaseException, gb_type: str | None, message: str) -> str | None:
@@ -96,36 +97,6 @@ def _graph_break(e: BaseException, gb_type: str | None, message: str) -> str | N
     frames = torch_frames(e)
     via_unimplemented = bool(frames) and frames[-1].startswith("torch/_dynamo/exc.py:unimplemented")
     return documented(gb_type if isinstance(gb_type, str) else None, message, via_unimplemented)
-
-
-def torch_frames(e: BaseException) -> list[str]:
-    """`torch/<file>.py:<function>` of the frames of `e`'s traceback inside torch, outermost first (torch may
-    itself be installed under a folder named torch: the last `/torch/` of a path counts)."""
-    out = []
-    for frame in traceback.extract_tb(e.__traceback__):
-        norm = frame.filename.replace(os.sep, "/")
-        if "/torch/" in norm:
-            out.append(f"torch/{norm.rsplit('/torch/', 1)[1]}:{frame.name}")
-    return out
-
-
-def key_frame(e: BaseException) -> str | None:
-    """The frame a crash's bucket key names: the innermost torch frame that is not a wrapper
-    (`triage.buckets.WRAPPER_FRAMES`), looked for in the deepest `__cause__` first (Dynamo re-raises what
-    broke as InternalTorchDynamoError, TorchRuntimeError or Unsupported `from` it)."""
-    from dynfuzz.triage.buckets import WRAPPER_FRAMES
-
-    chain, seen, cur = [], set(), e
-    while cur is not None and id(cur) not in seen:
-        seen.add(id(cur))
-        chain.append(cur)
-        cur = cur.__cause__
-    for exc in reversed(chain):
-        inner = [f for f in torch_frames(exc) if f not in WRAPPER_FRAMES]
-        if inner:
-            return inner[-1]
-    frames = torch_frames(e)
-    return frames[-1] if frames else None
 
 
 def observe(source: str, entry: str, device: str, compiler: Compiler | None, mode: str,

@@ -19,7 +19,6 @@ Without triage (`--no-minimize`) every new identity is filed under its cheap key
 """
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,14 +26,13 @@ from typing import TYPE_CHECKING, Any
 
 from dynfuzz.generators.case import Case
 from dynfuzz.oracles import Finding, finding
-from dynfuzz.oracles.model import SEVERITY
+from dynfuzz.run import ledger_summary
+from dynfuzz.run.crash_join import JOINED, CrashJoins, crash_identity
 from dynfuzz.run.harness_errors import HarnessError, HarnessErrorLog
-from dynfuzz.run.journal import encode, relative
-from dynfuzz.run.multi_backend import layer_summary
-from dynfuzz.run.provenance import provenance
+from dynfuzz.run.journal import encode
 from dynfuzz.triage.explain import Explanation, cheap_explanation, filed
 from dynfuzz.triage.filing import BucketFiler
-from dynfuzz.triage.pending import LOCALIZE, NEW, SUSPECT, Job, PendingJobs
+from dynfuzz.triage.pending import LOCALIZE, NEW, SUSPECT, Job, PendingJobs, identity
 from dynfuzz.triage.repro import torch_version
 
 if TYPE_CHECKING:
@@ -59,11 +57,6 @@ def _encode_payload(payload: Any) -> str:
         return encode(payload)
     except Exception:  # noqa: BLE001  (anything a worker sent back: its text still says why the job failed)
         return encode(str(payload))
-
-
-def identity(signature: str, cheap_key: str) -> str:
-    """What makes a finding new in a campaign: its signature together with its cheap bucket key."""
-    return f"{signature} {cheap_key}"
 
 
 class Ledger:
@@ -106,6 +99,7 @@ class Ledger:
         # (identity, case seed) of findings journaled after the last `progress` fact: their cases run again on
         # --resume (the stream position is the progress fact's), and find them again without counting them twice
         self.unconfirmed: Counter[tuple[str, int]] = Counter()
+        self.crash_joins = CrashJoins()  # Note [A crash's identity is cheap] (run/crash_join.py)
 
     # ---- bookkeeping ----
     def _finish(self, case: Case, status: str, payload: Any) -> None:
@@ -176,6 +170,8 @@ class Ledger:
         u = Unique(f, None, case.seed, cheap_key=cheap.key, case=case)
         triage = self.triage is not None and f.oracle != "harness" and cheap.cls not in ("internal-error",
                                                                                          "reference-disagreement")
+        if triage and self._join_crash(case, u, ident, cheap):
+            return [u]
         if triage and (f.signature in self.first_of_signature or cheap.key in self.cheap_keys_seen):
             self.suspects[ident] = u
             self._queue(ident, case, f, SUSPECT, cheap.key)
@@ -187,6 +183,31 @@ class Ledger:
         else:
             u.case = None
         return [u]
+
+    def _join_crash(self, case: Case, u: Unique, ident: str, cheap: Explanation) -> bool:
+        """File a crash whose identity triage already bound (Note [A crash's identity is cheap]): into its `ok`
+        bucket, or counted as its known issue; False when it must wait for its own triage."""
+        crash = crash_identity(u.finding, cheap.cls, cheap.error)
+        if crash is None:
+            return False
+        known = self.crash_joins.known.get(crash)
+        if known is not None:
+            self.known_by_identity[ident] = known
+            self.known_hits[known] += 1
+            self.crash_joins.known_joined += 1
+            return True
+        bucket = self.filer.buckets.get(self.crash_joins.buckets.get(crash, ""))
+        if bucket is None or bucket.status != "ok":
+            return False
+        u.verdict, u.case = JOINED, None
+        self.crash_joins.joined += 1
+        self.first_of_signature.setdefault(u.finding.signature, ident)
+        self.cheap_keys_seen.add(cheap.key)
+        self.filer.file(case, u.finding, u, self.seconds, bucket.explanation)
+        self.unique[ident] = u
+        if self.on_new_finding is not None:
+            self.on_new_finding(case)
+        return True
 
     def _journal_finding(self, ident: str, case: Case, f: Finding, cheap_key: str) -> None:
         """The finding, in the journal before anything is filed (Note [The journal is the campaign])."""
@@ -269,16 +290,20 @@ class Ledger:
             return
         explanation = filed(case, f, payload.explanation)  # an unexplained bucket keeps its cheap key
         key = explanation.key
+        cheap = cheap_explanation(case, f)
         if self._known(explanation):
             if not suspect:
                 self.filer.remove(u)
                 del self.unique[ident]
             self.known_by_identity[ident] = key
             self.known_hits[key] += u.count
+            self.crash_joins.learn(f, cheap.cls, cheap.error, explanation, known=key)
             return
         self.first_of_signature.setdefault(f.signature, ident)
         u.verdict = payload.verdict
         bucket = self.filer.place(u, case, f, payload, self.seconds, explanation)
+        if payload.verdict == "reproduces":
+            self.crash_joins.learn(f, cheap.cls, cheap.error, explanation, bucket=bucket.key)
         if suspect:
             self.unique[ident] = u
             if self.on_new_finding is not None:
@@ -340,82 +365,8 @@ class Ledger:
 
     def unique_rows(self) -> list[Unique]:
         """Every identity: filed ones, and suspects waiting for their own triage (bucket None)."""
-        return sorted([*self.unique.values(), *self.suspects.values()],
-                      key=lambda u: (-SEVERITY.get(u.finding.severity, 0), -u.count))
-
-    def _waiting_program(self, u: Unique) -> Path | None:
-        """The queued repro of a suspect filed nowhere yet (`queue/<id>.py`), when it is there."""
-        if u.bucket is not None:
-            return None
-        job = Job(identity(u.finding.signature, u.cheap_key or ""), None, u.finding)  # type: ignore[arg-type]
-        path = self.pending.folder / f"{job.file_id}.py"
-        return path if path.is_file() else None
-
-    def _bucket_row(self, bucket: Any) -> dict[str, Any]:
-        """A bucket's summary.json row, its paths relative to OUT (never to the working directory)."""
-        row = bucket.summary()
-        row["folder"] = relative(self.config.out, bucket.folder)
-        row["repro"] = relative(self.config.out, row["repro"]) if row["repro"] else None
-        return row
+        return ledger_summary.unique_rows(self)
 
     def summary(self) -> dict[str, Any]:
         """The counting part of `summary.json` (the campaign adds settings of its processes and coverage)."""
-        cfg = self.config
-        seconds = max(self.seconds, 1e-9)
-        workers = max(cfg.workers, 1)
-        n = max(self.cases, 1)
-        return {
-            "torch": torch_version(),
-            "python": sys.version.split()[0],
-            **provenance(),  # hypothesis, dynfuzz_commit, torch_patches (run/provenance.py)
-            "backend": cfg.spec.backend,
-            "device": cfg.spec.device,
-            "fullgraph": cfg.spec.fullgraph,
-            "dynamic": cfg.spec.dynamic,
-            "compiler": cfg.spec.compiler,
-            "backends": list(cfg.spec.backends),
-            "cross_device": cfg.spec.cross_device,
-            "seed": cfg.seed,
-            "families": list(cfg.families),
-            "workers": cfg.workers,
-            "budget_seconds": cfg.budget,
-            "seconds": round(self.seconds, 3),
-            "cases": self.cases,
-            "cases_per_second": round(self.cases / seconds, 3),
-            "findings": self.findings,
-            "unique": len(self.unique) + len(self.suspects),
-            "known": sum(self.known_hits.values()),
-            "known_signatures": dict(self.known_hits),
-            "known_verified": cfg.known.verifications(),  # Note [Known issues on an unlisted release]
-            "by_oracle": dict(self.by_oracle),
-            "by_kind": dict(self.by_kind),
-            "crashes": self.crashes,
-            "hangs": self.hangs,
-            "eager_errors": self.eager_errors,
-            "skipped": dict(self.skipped),
-            "valid_fraction": round(1 - self.eager_errors / n, 4),
-            "features": dict(sorted(self.features.items())),
-            "torch_seconds": round(self.torch_seconds, 3),
-            "overhead_fraction": round(1 - self.torch_seconds / (seconds * workers), 4),
-            "mean_timings": {k: round(v / n, 5) for k, v in sorted(self.timing_sums.items())},
-            "by_layer": dict(self.by_layer),
-            "layers": layer_summary(self.timing_sums, self.cases, self.by_layer),
-            "reference": {"enabled": cfg.spec.reference, "guards": cfg.spec.guards, **dict(self.reference),
-                          "unsupported_constructs": dict(self.unsupported_constructs)},
-            "unique_findings": [
-                {"signature": u.finding.signature, "oracle": u.finding.oracle, "kind": u.finding.kind,
-                 "severity": u.finding.severity, "message": u.finding.message, "count": u.count,
-                 "seed": u.seed, "file": relative(cfg.out, u.path or self._waiting_program(u)), "bucket": u.bucket,
-                 "layer": u.finding.layer, "cheap_key": u.cheap_key, "waiting": u.bucket is None,
-                 "verdict": u.verdict}
-                for u in self.unique_rows()
-            ],
-            "bugs": self.filer.bugs(),
-            "refusals": self.filer.in_tier("refusal"),
-            "performance": self.filer.in_tier("performance"),
-            "buckets": [self._bucket_row(b) for b in self.filer.rows()],
-            "internal_errors": self.filer.internal(),
-            "queued": len(self.pending),
-            "harness_errors": self.harness_errors.summary(),
-            "harness_error_records": [{**r, "file": relative(cfg.out, r["file"])} for r in self.harness_errors.rows],
-        }
+        return ledger_summary.summary(self)

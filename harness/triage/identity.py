@@ -24,36 +24,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from dynfuzz.run.execute import torch_frames
+from dynfuzz.run.torch_frames import FRAMES, GENERIC_FRAMES, crash_frames, generic_frame  # noqa: F401
 from dynfuzz.run.value_provenance import recording
-from dynfuzz.triage.buckets import METADATA_ASPECTS, ALIAS_ASPECTS, WRAPPER_FRAMES
+from dynfuzz.triage.buckets import METADATA_ASPECTS, ALIAS_ASPECTS
 
-FRAMES = 3
-GENERIC_FRAMES = frozenset({
-    "torch/_dynamo/utils.py:_get_fake_value_impl",
-    "torch/_dynamo/utils.py:wrap_fx_proxy",
-    "torch/_dynamo/variables/builder.py:wrap_fx_proxy",
-    "torch/_dynamo/variables/builder.py:wrap_fx_proxy_cls",
-    "torch/_dynamo/variables/builder.py:_wrap_fx_proxy",
-    "torch/_dynamo/symbolic_convert.py:impl",
-    "torch/_dynamo/symbolic_convert.py:inner",
-    "torch/_dynamo/symbolic_convert.py:_call",
-    "torch/_dynamo/convert_frame.py:compile_frame",
-    "torch/_dynamo/convert_frame.py:transform",
-    "torch/_dynamo/convert_frame.py:trace_frame",
-    "torch/_dynamo/convert_frame.py:run_tracer",
-    "torch/_dynamo/bytecode_transformation.py:transform_code_object",
-    "torch/_utils_internal.py:wrapper_function",
-    "torch/_ops.py:__call__",
-    "torch/_ops.py:_op_dk",
-    "torch/_subclasses/fake_tensor.py:__torch_dispatch__",
-    "torch/_subclasses/fake_tensor.py:dispatch",
-    "torch/_subclasses/fake_tensor.py:_cached_dispatch_impl",
-    "torch/_subclasses/fake_tensor.py:_dispatch_impl",
-    "torch/utils/_stats.py:wrapper",
-    "torch/fx/experimental/proxy_tensor.py:__torch_dispatch__",
-})
-_GENERIC_NAMES = frozenset({"<lambda>", "wrapper", "_fn", "__call__"})
 # Trackers nearly every program builds: they name no mechanism.
 COMMON_TRACKERS = frozenset({
     "BuiltinVariable", "ConstantVariable", "LazyVariableTracker", "LazyConstantVariable", "NullVariable",
@@ -63,33 +37,6 @@ COMMON_TRACKERS = frozenset({
 })
 _CATEGORY_ORDER = ("side-effect", "hop", "tracker")
 _ROOTS = frozenset({"", "args", "state", "between", "out"})
-
-
-def generic_frame(frame: str) -> bool:
-    return frame in WRAPPER_FRAMES or frame in GENERIC_FRAMES or frame.rsplit(":", 1)[-1] in _GENERIC_NAMES
-
-
-def crash_frames(e: BaseException, n: int = FRAMES) -> tuple[str, ...]:
-    """The innermost `n` distinct torch frames of `e` outside generic wrappers, innermost first, from the deepest
-    exception along `__cause__` that has any (Dynamo re-raises what broke `from` it). Empty for a RecursionError,
-    whose depth differs between processes."""
-    chain, seen, cur = [], set(), e
-    while cur is not None and id(cur) not in seen:
-        seen.add(id(cur))
-        chain.append(cur)
-        cur = cur.__cause__
-    if any(isinstance(x, RecursionError) for x in chain):
-        return ()
-    for exc in reversed(chain):
-        frames: list[str] = []
-        for frame in reversed(torch_frames(exc)):
-            if not generic_frame(frame) and frame not in frames:
-                frames.append(frame)
-            if len(frames) == n:
-                break
-        if frames:
-            return tuple(frames)
-    return ()
 
 
 @dataclass(frozen=True)

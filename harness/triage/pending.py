@@ -43,6 +43,11 @@ _RANKED_TIERS = ("miscompile", "crash", "localization", "refusal", "performance"
 QUEUED = "queued"  # the `meta` entry holding when a job was queued (time.time()), for newest-first within a rank
 
 
+def identity(signature: str, cheap_key: str) -> str:
+    """What makes a finding new in a campaign: its signature together with its cheap bucket key."""
+    return f"{signature} {cheap_key}"
+
+
 def job_rank(priority: int, finding: Finding | None) -> tuple[int, int]:
     """The sort key of a waiting job, most urgent first (see Note [Which finding is triaged first])."""
     if priority == LOCALIZE:
