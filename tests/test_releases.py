@@ -460,9 +460,38 @@ def test_the_repro_verifier_runs_an_entry_once_per_release_and_caches(tmp_path):
         os.environ.pop(FAKE, None)
 
 
+def test_known_issues_are_verified_in_the_background_and_a_match_waits_only_for_its_own_entry(tmp_path):
+    """Note [Known issues are verified beside the campaign]: `verifying` starts verifying, in a background thread,
+    the entries that do not list the running release; a match asking for an entry the thread is running waits for
+    it and reads its answer, so each repro runs once; the entries listing the running release are not run."""
+    from dynfuzz.releases.known_verifier import ReproVerifier, unlisted, verifying
+
+    os.environ[FAKE] = "2.2.0"
+    try:
+        repros = [fixture_repro(tmp_path, f"entry{i}", ("2.2.0",)) for i in range(3)]
+        issues = [{"key": f"outputs/wrong-value: entry {i}", "corpus": str(r), "torch": ["0.0.1"]}
+                  for i, r in enumerate(repros)]
+        known = KnownIssues(issues=issues + [{"key": "outputs/wrong-value: listed", "torch": ["9.1.0"]}])
+        entries = unlisted(known, "9.1.0")
+        assert [item["key"] for item, _ in entries] == [i["key"] for i in issues]
+        verifier = ReproVerifier(tmp_path / "cache", log=lambda line: None)
+        verifier.prefetch(entries, "9.1.0", nice=0)
+        assert verifier.background is not None and verifier.background.is_alive()
+        produced = ["outputs/wrong-value: tensor ops"]  # the key the fixture's repro gets
+        assert verifier([entries[0]], "9.1.0") == [produced]
+        verifier.background.join(120)
+        assert verifier.ran == 3, "every entry verified once, the one both asked for included"
+        assert verifier(entries, "9.1.0") == [produced] * 3 and verifier.ran == 3
+    finally:
+        os.environ.pop(FAKE, None)
+    installed = verifying(KnownIssues(issues=[{"key": "outputs/wrong-value: x", "torch": ["0.0.1"]}]),
+                          prefetch=False)
+    assert isinstance(installed.verifier, ReproVerifier) and installed.verifier.background is None
+
+
 def test_an_unlisted_entry_is_known_only_once_verified_and_its_time_is_counted_apart():
     """An entry listing other releases matches an identity key on this one only after its repros were verified
-    here (the verifier's seconds kept in `verify_seconds`, which the campaign adds to its deadline); FIXED here
+    here (the seconds a match waited for the verifier kept in `verify_seconds`); FIXED here
     (its repros agree), it matches nothing; a cheap key never matches, verified or not."""
     key = "miscompile: missing guard on int @dynamo"
     calls = []

@@ -124,13 +124,14 @@ def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def run_once(repro: Repro, python: str, timeout: float = PROBE_TIMEOUT) -> Cell:
-    """Run `repro` once with `python`, in a fresh process, and classify what happened."""
+def run_once(repro: Repro, python: str, timeout: float = PROBE_TIMEOUT, nice: int = 0) -> Cell:
+    """Run `repro` once with `python`, in a fresh process (`nice`: lowered priority), and classify what
+    happened."""
     path = repro.path.resolve()  # the process runs in the repro's folder
     cmd = [python, "-m", "dynfuzz.releases.probe", str(path)] if repro.judged else [python, str(path)]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=str(path.parent),
-                              env=child_env())
+                              env=child_env(), preexec_fn=(lambda: os.nice(nice)) if nice else None)
     except subprocess.TimeoutExpired:
         if repro.meta.get("kind") == "hang":
             return Cell("reproduces", detail=f"still runs past {timeout:.0f} s")

@@ -223,7 +223,6 @@ class Campaign:
         try:
             with reporter:
                 while True:
-                    deadline = start + cfg.budget + cfg.known.verify_seconds  # verifying known issues is not budget
                     now = time.monotonic()
                     out_of_cases = self._cases_exhausted() and self.prefetched is None and not self.rerun
                     if pool is None:
@@ -308,7 +307,7 @@ class Campaign:
         grace = drain_grace(cfg.budget, cfg.triage_grace, start + cfg.budget - now, ended_by_cases)
         if cfg.triage_grace is not None and not ended_by_cases:
             return grace
-        hard_end = start + cfg.budget + cfg.known.verify_seconds + END_LIMIT
+        hard_end = start + cfg.budget + END_LIMIT
         return max(0.0, min(grace, hard_end - now))
 
     # ---- triage: the lanes, their share of the workers, their results ----

@@ -49,9 +49,10 @@ def release(version: str) -> str:
 # An entry lists the releases its key was computed on. On another release (a newer torch) its repro may no
 # longer diverge, or diverge under another key, so the entry is not trusted there as it stands: the first time
 # a finding's key shares a tier (explained keys) or an oracle and class (cheap keys) with it, the `verifier`
-# runs the entry's repros on the running torch (in fresh processes, outside the campaign's budget:
-# `verify_seconds` is added to it) and returns the keys they produce there, cached per (entry, release) on
-# disk. An entry whose repros still diverge matches through its keys, aliases and those keys; one whose repros
+# runs the entry's repros on the running torch (in fresh processes; a campaign verifies every such entry in the
+# background from its start, so a match rarely waits: Note [Known issues are verified beside the campaign] in
+# releases/known_verifier.py; `verify_seconds` is the time matches waited) and returns the keys they produce
+# there, cached per (entry, release) on disk. An entry whose repros still diverge matches through its keys, aliases and those keys; one whose repros
 # all agree is FIXED on that release and matches nothing there (`verifications()` lists both for summary.json).
 Verifier = Callable[[list[tuple[dict, list[Path]]], str], list[list[str] | None]]
 
