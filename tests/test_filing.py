@@ -347,3 +347,32 @@ def test_a_crash_triage_named_by_its_own_frames_files_later_findings_of_those_fr
         assert ident_of(second, b) not in queued and dict(ledger.known_hits) == {known_key: 2}
     else:
         assert ident_of(second, b) in queued and ledger.crash_joins.joined == 0 and not ledger.known_hits
+
+
+@pytest.mark.parametrize("how", ["bucket", "moved"])
+def test_a_crash_found_while_its_identity_is_in_triage_waits_for_that_result_instead_of_its_own_job(tmp_path, how):
+    """A crash of the frames of one already in triage follows it: its job is written to queue/ but not handed to
+    the lanes; the leader's result then files it by the identity it bound, or, when it bound none, hands it to the
+    lanes. A crash of other frames is not held back."""
+    first, second, third = draw_case(0), draw_case(1), draw_case(2)
+    a, b = crash(), crash(message="other words")
+    other = crash(frames=("torch/_dynamo/variables/dicts.py:call_method",) + FRAMES[1:])
+    named = {"bucket": triaged_crash(),
+             "moved": triaged_crash(frames=("torch/_dynamo/variables/lists.py:call_method",) + FRAMES[1:])}[how]
+    ledger = ledger_with(tmp_path, {ident_of(first, a): named})
+    ledger.record(first, a)
+    ledger.record(second, b)
+    ledger.record(third, other)
+    follower = ident_of(second, b)
+    submitted = [ident for _, ident in ledger.triage.order]
+    assert follower not in submitted and ident_of(third, other) in submitted and follower in ledger.suspects
+    assert follower in [j.ident for j in ledger.pending.load()], "a follower's job is on disk"
+    assert ledger.summary()["crash_joins"]["following"] == 1
+    for ident, status, payload in ledger.triage.poll():
+        ledger.apply_triage(ident, status, payload)
+    submitted = [ident for _, ident in ledger.triage.order]
+    if how == "bucket":
+        assert follower not in submitted and follower not in ledger.suspects
+        assert ledger.unique[follower].verdict == "joined" and follower not in [j.ident for j in ledger.pending.load()]
+    else:
+        assert follower in submitted and follower in ledger.suspects

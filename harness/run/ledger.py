@@ -172,19 +172,21 @@ class Ledger:
                                                                                          "reference-disagreement")
         if triage and self._join_crash(case, u, ident, cheap):
             return [u]
-        if triage and (f.signature in self.first_of_signature or cheap.key in self.cheap_keys_seen):
+        crash = crash_identity(f, cheap.cls, cheap.error) if triage else None
+        if triage and (f.signature in self.first_of_signature or cheap.key in self.cheap_keys_seen
+                       or crash in self.crash_joins.leaders):
             self.suspects[ident] = u
-            self._queue(ident, case, f, SUSPECT, cheap.key)
+            self._queue(ident, case, f, SUSPECT, cheap.key, crash)
             return [u]
         if not self._file(case, u, ident, cheap):
             return []
         if triage:
-            self._queue(ident, case, f, NEW, cheap.key)
+            self._queue(ident, case, f, NEW, cheap.key, crash)
         else:
             u.case = None
         return [u]
 
-    def _join_crash(self, case: Case, u: Unique, ident: str, cheap: Explanation) -> bool:
+    def _join_crash(self, case: Case, u: Unique, ident: str, cheap: Explanation, count: int = 1) -> bool:
         """File a crash whose identity triage already bound (Note [A crash's identity is cheap]): into its `ok`
         bucket, or counted as its known issue; False when it must wait for its own triage."""
         crash = crash_identity(u.finding, cheap.cls, cheap.error)
@@ -193,7 +195,7 @@ class Ledger:
         known = self.crash_joins.known.get(crash)
         if known is not None:
             self.known_by_identity[ident] = known
-            self.known_hits[known] += 1
+            self.known_hits[known] += count
             self.crash_joins.known_joined += 1
             return True
         bucket = self.filer.buckets.get(self.crash_joins.buckets.get(crash, ""))
@@ -251,14 +253,32 @@ class Ledger:
             self.on_new_finding(case)
         return True
 
-    def _queue(self, ident: str, case: Case, f: Finding, priority: int, cheap_key: str) -> None:
+    def _queue(self, ident: str, case: Case, f: Finding, priority: int, cheap_key: str,
+               crash: str | None = None) -> None:
+        """Write the job to `queue/`; hand it to the lanes unless it follows a crash of its identity in triage."""
         from dynfuzz.run.multi_backend import spec_for
         from dynfuzz.triage.repro import metadata_for, render_repro
 
         job = Job(ident, case, f, priority, {"bucket_cheap": cheap_key})
         spec = spec_for(self.config.spec, f.layer)
         self.pending.save(job, render_repro(case, f, spec, metadata_for(case, f, spec, cheap_key=cheap_key)))
-        self.triage.submit(ident, case, f, job.meta, priority)
+        if not self.crash_joins.lead_or_follow(crash, ident, priority, job.meta):
+            self.triage.submit(ident, case, f, job.meta, priority)
+
+    def _release_followers(self, ident: str) -> None:
+        """The leader `ident` came back: its followers are filed by the crash identity it bound, or triaged."""
+        crash, followers = self.crash_joins.resolved(ident)
+        for follower, priority, meta in followers:
+            u = self.suspects.get(follower)
+            if u is None or u.case is None:
+                continue
+            cheap = cheap_explanation(u.case, u.finding)
+            count = u.count
+            if self._join_crash(u.case, u, follower, cheap, count):
+                del self.suspects[follower]
+                self.pending.done(follower)
+            elif not self.crash_joins.lead_or_follow(crash, follower, priority, meta):
+                self.triage.submit(follower, u.case, u.finding, meta, priority)
 
     # ---- triage results ----
     def apply_triage(self, ident: str, status: str, payload: Any) -> None:
@@ -270,6 +290,12 @@ class Ledger:
             self._apply_localization(ident[len("localize "):], status, payload)
             self.pending.done(ident)
             return
+        try:
+            self._apply(ident, status, payload)
+        finally:
+            self._release_followers(ident)
+
+    def _apply(self, ident: str, status: str, payload: Any) -> None:
         suspect = ident in self.suspects
         u = self.suspects.pop(ident, None) or self.unique.get(ident)
         self.pending.done(ident)
