@@ -143,6 +143,42 @@ def test_the_registry_of_the_torch_under_test_names_graph_breaks():
     assert graph_break_registry.documented(None, "call_method X") is None  # a registry release types every break
 
 
+LOST_TYPE = """
+import torch
+
+
+class MyDict(dict):
+    def pick(self, *keys):
+        return sum(self[k] for k in keys)
+
+
+def f(x):
+    d = MyDict.fromkeys(("a", "b"), 0.5)
+    return x * d.pick("a", "b")
+
+
+def inputs(device, call=0):
+    return (torch.ones(3, device=device),)
+"""
+
+
+def test_a_graph_break_asking_a_builtin_class_for_a_method_it_lacks_is_a_lost_type_not_a_refusal():
+    assert graph_break_registry.type_lost("Explanation: Dynamo does not know how to trace method `pick` of class `dict`")
+    assert not graph_break_registry.type_lost("Dynamo does not know how to trace method `get_submodule` of class "
+                                              "`Holder0`"), "a user class: Dynamo declines its method"
+    assert not graph_break_registry.type_lost("does not know how to trace method `fromkeys` of class `dict`")
+
+
+@needs_registry
+def test_a_subclass_method_dynamo_looks_up_on_its_base_under_fullgraph_is_a_crash(judge_source):
+    """A dict subclass built by `fromkeys` in the frame: Dynamo holds it as a plain dict, and under fullgraph
+    declines "method `pick` of class `dict`" (gb0156, a registered type). A 2.14.1 campaign had filed this known
+    Dynamo bug as a refusal."""
+    result = judge_source(LOST_TYPE, fullgraph=True)
+    assert [(f.oracle, f.kind) for f in result.findings] == [("exceptions", "crash")]
+    assert tier_of(divergence_class(result.findings[0])) == "crash"
+
+
 @needs_registry
 def test_a_graph_break_torch_calls_a_dynamo_bug_is_a_crash_not_a_refusal(judge_source):
     """`round(random.uniform(0, 0), 0)` under fullgraph: gb0178 `constant fold exception`, whose registry hint says

@@ -85,7 +85,7 @@ def exc_info(e: BaseException) -> ExcInfo:
     tb = "".join(traceback.format_exception(type(e), e, e.__traceback__, limit=-8))[-4000:]
     gb_type = getattr(e, "gb_type", None)
     return ExcInfo(type(e).__qualname__, type(e).__module__, message, tuple(causes), gb_type, torch_frame, tb,
-                   str(e)[:2000], key_frame(e), _graph_break(e, gb_type, message), crash_frames(e))
+                   str(e)[:2000], key_frame(e), _graph_break(e, gb_type, str(e)), crash_frames(e))
 
 
 def _graph_break(e: BaseException, gb_type: str | None, message: str) -> str | None:

@@ -15,7 +15,10 @@ and a release without it degrades to:
 
 A graph break torch itself calls a bug is no refusal: its registry hints (or, without a registry, its message)
 say "This is likely to be a Dynamo bug" (`DYNAMO_BUG_HINT`, 40 types in 2.13: `constant fold exception`, `Missing
-FakeTensor example value`...), and it stays undocumented here, a crash.
+FakeTensor example value`...), and it stays undocumented here, a crash. So is one that asks for a method the
+builtin class it names does not have (`type_lost`): "does not know how to trace method `pick` of class `dict`"
+for a dict subclass built by `fromkeys` in the frame means Dynamo lost the value's type, a known Dynamo bug
+that a 2.14.1 fullgraph campaign had filed as the refusal gb0156.
 
 `documented(gb_type, message)` is what execute.py stamps into each `ExcInfo` it makes (`graph_break`): the
 label a refusal's bucket key carries, e.g. `gb0291: logging.Logger method not supported for non-export cases`,
@@ -23,6 +26,7 @@ or None.
 """
 from __future__ import annotations
 
+import builtins
 import json
 import re
 from functools import lru_cache
@@ -112,13 +116,25 @@ def called_a_bug(gb_type: str) -> bool:
 _HEAD = re.compile(r"[A-Za-z_][\w.*`' -]*")
 
 
+_METHOD_OF = re.compile(r"trace method `(?P<method>\w+)` of class `(?P<cls>\w+)`")
+
+
+def type_lost(message: str) -> bool:
+    """The graph break asks for a method of a builtin class that the class does not have: Dynamo holds the value
+    as that class, not as what it is (a subclass's method looked up on its base)."""
+    m = _METHOD_OF.search(message)
+    cls = getattr(builtins, m["cls"], None) if m else None
+    return isinstance(cls, type) and not hasattr(cls, m["method"])
+
+
 def documented(gb_type: str | None, message: str, via_unimplemented: bool = False) -> str | None:
     """The label of a documented graph break (`gb0291: <gb_type>`, a pre-registry `gb_type`, an
-    `UNTYPED_GRAPH_BREAKS` name or the message's head), or None when torch documents no such graph break.
+    `UNTYPED_GRAPH_BREAKS` name or the message's head), or None when torch documents no such graph break
+    (`message`: the exception's whole text, where the explanation and hints are).
     `via_unimplemented`: Dynamo raised it through `exc.unimplemented` (what tells a graph break on an untyped
     release)."""
     table = registry()
-    if DYNAMO_BUG_HINT in message or (gb_type and called_a_bug(gb_type)):
+    if DYNAMO_BUG_HINT in message or (gb_type and called_a_bug(gb_type)) or type_lost(message):
         return None
     if gb_type:
         if table is None:
