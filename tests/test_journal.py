@@ -264,12 +264,12 @@ def test_the_triage_drain_keeps_fuzz_within_its_budget_plus_the_end_limit(tmp_pa
     END_LIMIT after the budget, and nothing after a SIGTERM (its jobs stay queued)."""
     import time
 
-    from dynfuzz.run.campaign import END_LIMIT
+    from dynfuzz.run.campaign import END_LIMIT, END_RESERVE
 
     campaign = Campaign(CampaignConfig(budget=1200, out=tmp_path / "out", spec=CompileSpec(), progress=False))
     now = time.monotonic()
     assert campaign._drain_grace(start=now) == pytest.approx(60.0, abs=0.5), "10% of 20 minutes, at most 60 s"
-    late = campaign._drain_grace(start=now - 1200 - (END_LIMIT - 5))  # the cases ended 55 s after the budget
+    late = campaign._drain_grace(start=now - 1200 - (END_LIMIT - END_RESERVE - 5))  # cases ended 40 s late
     assert 0 < late <= 5.0
     assert campaign._drain_grace(start=now - 1200 - END_LIMIT - 30) == 0.0
     campaign.stopped_by = "SIGTERM"

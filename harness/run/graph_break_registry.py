@@ -22,7 +22,10 @@ that a 2.14.1 fullgraph campaign had filed as the refusal gb0156.
 
 `documented(gb_type, message)` is what execute.py stamps into each `ExcInfo` it makes (`graph_break`): the
 label a refusal's bucket key carries, e.g. `gb0291: logging.Logger method not supported for non-export cases`,
-or None.
+or None. The catch-all types name what they decline in their explanation, and the label carries it (`target`):
+`gb0156: Unsupported method call (Holder.get_submodule)`, `gb0007: Attempted to call function marked as skipped
+(_heapq.heapify)`, so two refusals of different methods under one type never share a bucket (the digits
+dynfuzz's generators append to class names are dropped).
 """
 from __future__ import annotations
 
@@ -121,10 +124,25 @@ _METHOD_OF = re.compile(r"trace method `(?P<method>\w+)` of class `(?P<cls>\w+)`
 
 def type_lost(message: str) -> bool:
     """The graph break asks for a method of a builtin class that the class does not have: Dynamo holds the value
-    as that class, not as what it is (a subclass's method looked up on its base)."""
+    as that class, not as what it is (a subclass's method looked up on its base). Not `type`: Dynamo names
+    `type` for an unbound method of a class object (`list.__len__(xs)` is "method `__len__` of class `type`"),
+    a construct it declines."""
     m = _METHOD_OF.search(message)
     cls = getattr(builtins, m["cls"], None) if m else None
-    return isinstance(cls, type) and not hasattr(cls, m["method"])
+    return isinstance(cls, type) and cls is not type and not hasattr(cls, m["method"])
+
+
+_TARGETS = (re.compile(r"trace the (?:function|builtin) `(?P<name>[\w.]+?)\.?`"), _METHOD_OF)
+
+
+def target(message: str) -> str | None:
+    """What a graph break's explanation says Dynamo declined: `Class.method`, or a function's dotted name."""
+    for pattern in _TARGETS:
+        m = pattern.search(message)
+        if m:
+            name = m["name"] if "name" in m.groupdict() else f"{m['cls']}.{m['method']}"
+            return re.sub(r"(?<=[A-Za-z_])\d+\b", "", name)
+    return None
 
 
 def documented(gb_type: str | None, message: str, via_unimplemented: bool = False) -> str | None:
@@ -140,7 +158,8 @@ def documented(gb_type: str | None, message: str, via_unimplemented: bool = Fals
         if table is None:
             return gb_type
         gb_id = table.get(gb_type)
-        return f"{gb_id.lower()}: {gb_type}" if gb_id else None
+        named = target(message)
+        return f"{gb_id.lower()}: {gb_type}" + (f" ({named})" if named else "") if gb_id else None
     if table is not None or not via_unimplemented:
         return None  # every graph break of a release with a registry has a type
     text = message.strip().strip("'\"")
