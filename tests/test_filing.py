@@ -376,3 +376,16 @@ def test_a_crash_found_while_its_identity_is_in_triage_waits_for_that_result_ins
         assert ledger.unique[follower].verdict == "joined" and follower not in [j.ident for j in ledger.pending.load()]
     else:
         assert follower in submitted and follower in ledger.suspects
+
+
+def test_a_crash_s_cheap_key_is_its_frames_not_its_program_surface():
+    """Two programs crashing in the same frames get one cheap key (one bucket before triage), as their explained
+    keys would be; other frames, another key. Without frames (a RecursionError) the surface still names it."""
+    first, second = draw_case(0), draw_case(1)
+    assert cheap_explanation(first, SYMPTOM).key != cheap_explanation(second, SYMPTOM).key, "surfaces differ"
+    assert cheap_explanation(first, crash()).key == cheap_explanation(second, crash(message="x")).key
+    assert " < ".join(FRAMES) in cheap_explanation(first, crash()).key
+    other = crash(frames=("torch/_dynamo/variables/dicts.py:call_method",) + FRAMES[1:])
+    assert cheap_explanation(first, other).key != cheap_explanation(first, crash()).key
+    bare = dataclasses.replace(crash(), crash_frames=())
+    assert cheap_explanation(first, bare).key != cheap_explanation(second, bare).key

@@ -133,16 +133,29 @@ def _choose(finding: Finding, cls: str, constructs: list[Construct], responsible
     return construct, perturbation if _recall(finding, cls) else None
 
 
+CRASH_CONSTRUCT = "torch"  # a cheap crash key's construct: it is named by its frames (Note [A crash's identity...])
+
+
 def cheap_explanation(case: Case, finding: Finding) -> Explanation:
-    """The key without ablation: the most specific construct of the program as it is (no judge calls)."""
+    """The key without ablation: the most specific construct of the program as it is (no judge calls); a crash
+    the worker read identity frames of is named by them instead, as its explained key will be (Note [A crash's
+    identity is cheap] in run/crash_join.py): its surface would split one crash into a bucket per program. Not an
+    exception the traced code raised, nor a typed graph break: Dynamo re-raises those from frames that name
+    nothing of the fault, and the program's construct is what tells them apart."""
     cls = divergence_class(finding)
     try:
         constructs = classify(case.source, case.entry)
     except SyntaxError:
         constructs = []
+    names = tuple(c.name for c in constructs)
+    error = error_of(finding)
+    frames = getattr(finding, "crash_frames", ())
+    typed = "(" in (error or "").split(" in ")[0]  # a graph break's type or a RecursionError
+    if frames and error and tier_of(cls) == "crash" and cls != "trace-exception" and not typed:
+        named = f"{error.split(' ', 1)[0]} in {' < '.join(frames)}"
+        return Explanation(finding.oracle, cls, CRASH_CONSTRUCT, None, named, finding.layer, constructs=names)
     construct, perturbation = _choose(finding, cls, constructs, set(), set())
-    return Explanation(finding.oracle, cls, construct, perturbation, error_of(finding), finding.layer,
-                       constructs=tuple(c.name for c in constructs))
+    return Explanation(finding.oracle, cls, construct, perturbation, error, finding.layer, constructs=names)
 
 
 def _layer(case: Case, finding: Finding, spec: CompileSpec) -> str | None:
