@@ -163,6 +163,16 @@ def inputs(device, call=0):
 """
 
 
+def test_a_catch_all_graph_break_is_named_by_what_it_declined():
+    target = graph_break_registry.target
+    assert target("Dynamo does not know how to trace method `get_submodule` of class `Holder0`") == \
+        "Holder.get_submodule"
+    assert target("Dynamo does not know how to trace the builtin `_heapq.heapify.` This function") == "_heapq.heapify"
+    assert target("does not know how to trace the builtin `<unknown module>.dict.copy.` This") == "dict.copy"
+    assert target("does not know how to trace the function `<class 'torch._dynamo.variables.builtin.Dyn'>`") == "Dyn"
+    assert target("Attempted to read a cell variable that has not been populated yet.") is None
+
+
 def test_a_graph_break_asking_a_builtin_class_for_a_method_it_lacks_is_a_lost_type_not_a_refusal():
     assert graph_break_registry.type_lost("Explanation: Dynamo does not know how to trace method `pick` of class `dict`")
     assert not graph_break_registry.type_lost("Dynamo does not know how to trace method `get_submodule` of class "

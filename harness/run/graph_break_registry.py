@@ -132,7 +132,9 @@ def type_lost(message: str) -> bool:
     return isinstance(cls, type) and cls is not type and not hasattr(cls, m["method"])
 
 
-_TARGETS = (re.compile(r"trace the (?:function|builtin) `(?P<name>[\w.]+?)\.?`"), _METHOD_OF)
+_TARGETS = (re.compile(r"trace the (?:function|builtin) `(?P<name>[^`]+?)\.?`"), _METHOD_OF)
+_SPELLED = ((re.compile(r"<class '(?:[\w.]*\.)?(\w+)'>"), r"\1"), (re.compile(r"<unknown module>\."), ""),
+            (re.compile(r"(?<=[A-Za-z_])\d+\b"), ""))
 
 
 def target(message: str) -> str | None:
@@ -141,7 +143,9 @@ def target(message: str) -> str | None:
         m = pattern.search(message)
         if m:
             name = m["name"] if "name" in m.groupdict() else f"{m['cls']}.{m['method']}"
-            return re.sub(r"(?<=[A-Za-z_])\d+\b", "", name)
+            for spelled, plain in _SPELLED:  # a class by its name, no placeholder module, no generator digits
+                name = spelled.sub(plain, name)
+            return name
     return None
 
 
