@@ -163,6 +163,16 @@ def inputs(device, call=0):
 """
 
 
+@needs_registry
+def test_a_graph_break_blaming_code_eager_would_reject_is_a_crash_when_eager_ran_it():
+    """gb0091 `Read uninitialized cell` says "your code may result in an error when running in eager": a finding
+    exists only when eager ran the code cleanly, so Dynamo misread it (the walrus-in-a-comprehension entry)."""
+    assert graph_break_registry.documented("Read uninitialized cell", "") is None
+    assert graph_break_registry.documented("Attempted to read undefined local variable", "") is None
+    assert graph_break_registry.documented("torch.cond: differing branch outputs", "") is not None, \
+        "a higher-order op's contract, which eager does not check, stays a refusal"
+
+
 def test_a_catch_all_graph_break_is_named_by_what_it_declined():
     target = graph_break_registry.target
     assert target("Dynamo does not know how to trace method `get_submodule` of class `Holder0`") == \

@@ -119,6 +119,18 @@ def called_a_bug(gb_type: str) -> bool:
 _HEAD = re.compile(r"[A-Za-z_][\w.*`' -]*")
 
 
+# Graph breaks the registry explains as the user's own error ("Your code may result in an error when running in
+# eager"), for code Python itself rejects: when eager ran the same code without raising, Dynamo misread it (a
+# walrus in a comprehension bound the cell it then calls uninitialized), a crash. Not every type with that hint:
+# a higher-order op's contract (differing `torch.cond` branch outputs) is one eager does not check.
+EAGER_WOULD_RAISE = frozenset({
+    "Read uninitialized cell", "Attempted to read a deleted variable", "Attempted to read undefined local variable",
+    "Attempted to read undefined local variable (implicit)", "LOAD_FAST_CHECK on uninitialized variable",
+    "key not found in dict", "Failed to unpack object for UNPACK_SEQUENCE", "Failed to unpack object for UNPACK_EX",
+    "Failed to unpack object for BUILD_LIST_UNPACK", "failed to bind arguments when attempting to inline",
+    "TypeError from user code", "could not find name in object's mro",
+})
+
 _METHOD_OF = re.compile(r"trace method `(?P<method>\w+)` of class `(?P<cls>\w+)`")
 
 
@@ -156,7 +168,8 @@ def documented(gb_type: str | None, message: str, via_unimplemented: bool = Fals
     `via_unimplemented`: Dynamo raised it through `exc.unimplemented` (what tells a graph break on an untyped
     release)."""
     table = registry()
-    if DYNAMO_BUG_HINT in message or (gb_type and called_a_bug(gb_type)) or type_lost(message):
+    if DYNAMO_BUG_HINT in message or (gb_type and called_a_bug(gb_type)) or type_lost(message) \
+            or gb_type in EAGER_WOULD_RAISE:
         return None
     if gb_type:
         if table is None:

@@ -80,13 +80,14 @@ class Explanation:
     @property
     def generic(self) -> bool:
         """The key names no mechanism and no frame (a wrong output value with no Dynamo behaviour it needs, a crash
-        with no frame outside the wrappers, no construct needed): it would hide any other such divergence, so it
+        with no frame outside the wrappers and no graph-break type, no construct needed): it would hide any other such divergence, so it
         never matches a known issue."""
         if not self.ablated:
             return True
         if self.mechanism is not None:
+            typed = "(" in self.mechanism and "(RecursionError)" not in self.mechanism  # a graph break's type
             return self.mechanism in GENERIC_MECHANISMS or (tier_of(self.cls) == "crash" and " in torch/" not in
-                                                            self.mechanism)
+                                                            self.mechanism and not typed)
         return self.construct.partition(" under ")[0] == NO_CONSTRUCT
 
     @property
@@ -272,9 +273,7 @@ def _mechanism(finding: Finding, cls: str, observed, perturbation: str | None, p
     if tier == "crash":
         error_type = error.split(" ", 1)[0] if error else None
         frames = identity.crash_identity(observed, error_type) if observed is not None else ()
-        name = error_type or cls
-        if error and "(RecursionError)" in error:
-            name += " (RecursionError)"
+        name = error.split(" in ", 1)[0] if error else cls  # with a graph break's type: `Unsupported (<gb_type>)`
         return f"{name} in {' < '.join(frames)}" if frames else name
     if tier != "miscompile":
         return None
