@@ -134,7 +134,7 @@ def _choose(finding: Finding, cls: str, constructs: list[Construct], responsible
     return construct, perturbation if _recall(finding, cls) else None
 
 
-CRASH_CONSTRUCT = "torch"  # a cheap crash key's construct: it is named by its frames (Note [A crash's identity...])
+CRASH_CONSTRUCT = "torch"  # a cheap crash key names its frames, not a construct (see `cheap_explanation`)
 
 
 def cheap_explanation(case: Case, finding: Finding) -> Explanation:
