@@ -1,10 +1,10 @@
-"""[exceptions/unsupported] fullgraph refuses `[c for i in range(0) if (c := i) > 0]`: "Read uninitialized cell" (eager runs it; not filed upstream)
+"""[exceptions/crash] fullgraph graph-breaks on `[c for i in range(0) if (c := i) > 0]` as "Read uninitialized cell" (gb0091), though eager runs it (not filed upstream)
 
 torch 2.13.0+cpu, torch.compile(backend="eager", fullgraph=True): exits 1 while the bug is present, 0 once fixed."""
 DYNFUZZ = {'oracle': 'exceptions',
- 'kind': 'unsupported',
- 'signature': 'b10a77978819',
- 'title': '[exceptions/unsupported] call 0: fullgraph compile refused: Read uninitialized cell',
+ 'kind': 'crash',
+ 'signature': '583e8758fd21',
+ 'title': '[exceptions/crash] call 0: compiler crashed with Unsupported',
  'tags': ['branch-lambda',
           'chained-compare',
           'cond',
