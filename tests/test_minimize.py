@@ -90,6 +90,44 @@ def test_definitions_nothing_reads_go_in_one_judge_call():
     assert stats.passes.get("unreferenced") == 1
 
 
+def test_definitions_an_edit_leaves_unread_go_right_after_it_and_when_the_deadline_stops_the_passes():
+    """Deleting the line that used a helper leaves the helper unread: it goes in the next judge call, not when the
+    passes come round again (a repro cut short by its deadline kept a class and two helpers nothing read); and a
+    reduction stopped by its deadline still drops what nothing reads, in one call past it."""
+    import time
+
+    source = textwrap.dedent("""\
+        import torch
+
+
+        class Net0:
+            pass
+
+
+        def f(x):
+            y = x * 2
+            n = Net0()
+            return y
+
+
+        def inputs(device, call=0):
+            return (torch.ones(2, device=device),)
+        """)
+    calls = []
+
+    def still_fails(candidate: str) -> bool:
+        calls.append(candidate)
+        return "x * 2" in candidate
+
+    out, _ = reduce_source(source, still_fails)
+    after = next(i for i, c in enumerate(calls) if "Net0()" not in c and still_fails(c))
+    assert "class Net0" not in calls[after + 1], "the unread class is the very next candidate"
+    assert "Net0" not in out
+    unread = source.replace("def f(x):", "UNUSED = 3\n\n\ndef f(x):")
+    out, stats = reduce_source(unread, lambda c: True, deadline=time.monotonic() - 1)
+    assert stats.timed_out and "UNUSED" not in out and "class Net0" in out, "what f reads stays"
+
+
 def test_reducer_never_accepts_an_edit_the_predicate_rejects():
     seen = []
 
