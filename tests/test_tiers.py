@@ -184,7 +184,8 @@ def test_a_catch_all_graph_break_is_named_by_what_it_declined():
 
 
 def test_a_graph_break_asking_a_builtin_class_for_a_method_it_lacks_is_a_lost_type_not_a_refusal():
-    assert graph_break_registry.type_lost("Explanation: Dynamo does not know how to trace method `pick` of class `dict`")
+    assert graph_break_registry.type_lost("Explanation: Dynamo does not know how to trace method `pick` of class "
+                                          "`dict`")
     assert not graph_break_registry.type_lost("Dynamo does not know how to trace method `get_submodule` of class "
                                               "`Holder0`"), "a user class: Dynamo declines its method"
     assert not graph_break_registry.type_lost("does not know how to trace method `fromkeys` of class `dict`")

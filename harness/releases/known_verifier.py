@@ -7,9 +7,10 @@ under `<cache>/known-verified/<release>/`, one file per entry and the text of it
 on the same release verifies nothing again.
 
 Note [Known issues are verified beside the campaign]
-A campaign does not wait for verification: `prefetch` starts one background thread that verifies every entry the running release is not listed in, one repro at a time at a
-lowered priority, while cases run. A match that needs an entry before the thread reached it verifies that
-entry at once (or waits for the repro already running), so the answer is the same, only sooner; the budget is
+A campaign does not wait for verification: `prefetch` starts one background thread that verifies every entry
+the running release is not listed in, one repro at a time at a lowered priority, while cases run. A match that
+needs an entry before the thread reached it verifies that entry at once (or waits for the repro already
+running), so the answer is the same, only sooner; the budget is
 the campaign's budget, verification included.
 """
 from __future__ import annotations

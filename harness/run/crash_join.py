@@ -19,7 +19,8 @@ its followers: each is a suspect whose job is written to `queue/` but not handed
 result binds the identity, the followers are filed by it; when it does not (the crash moved, the repro did not
 reproduce), they are handed to the lanes then. On torch 2.5.1, 73 of a campaign's 84 waiting crash jobs had
 frames, in 22 identities: the lanes see about one job per identity instead.
-A crash identity with no frame (a RecursionError, a crash only in wrappers) is never bound. Everything else
+A crash whose cheap key is not made of its frames (none outside the wrappers, a RecursionError, a typed graph
+break, an exception the traced code raised) has no crash identity: it never follows and is never bound. Everything else
 (silent divergences, refusals, crashes not yet bound) waits for its own triage as before. The bindings are
 rebuilt by replaying the journal's triage results in order, so `--resume` and `dynfuzz triage` agree.
 """
@@ -27,21 +28,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from dynfuzz.triage.buckets import tier_of
+from dynfuzz.triage.explain import CRASH_CONSTRUCT, Explanation
 
 JOINED = "joined"  # a member's verdict: filed by its crash identity, its own triage never ran
 
 
-def crash_identity(finding: Any, cls: str, error: str | None) -> str | None:
-    """`<class> <exception type> in <frames> @<layer>` of a crash finding that carries its frames; else None."""
-    frames = getattr(finding, "crash_frames", ())
-    if not frames or tier_of(cls) != "crash" or not error:
-        return None
-    return f"{cls} {_mechanism(error, frames)} @{finding.layer or ''}"
-
-
-def _mechanism(error: str, frames: tuple[str, ...]) -> str:
-    return f"{error.split(' ', 1)[0]} in {' < '.join(frames)}"
+def crash_identity(cheap: Explanation | None) -> str | None:
+    """A crash's identity: its cheap key when that key is made of its frames (`explain.cheap_explanation`: the
+    type and frames its explained key will name, and its layer); None for any other finding."""
+    return cheap.key if cheap is not None and cheap.construct == CRASH_CONSTRUCT and not cheap.ablated else None
 
 
 class CrashJoins:
@@ -55,12 +50,12 @@ class CrashJoins:
         self.joined = 0  # findings filed by their crash identity (no triage job)
         self.known_joined = 0  # findings counted known by their crash identity
 
-    def learn(self, finding: Any, cls: str, error: str | None, explanation: Any, *, bucket: str | None = None,
+    def learn(self, cheap: Explanation | None, explanation: Any, *, bucket: str | None = None,
               known: str | None = None) -> None:
-        """Bind `finding`'s crash identity when its triage's `explanation` names exactly its own frames."""
-        ident = crash_identity(finding, cls, error)
-        if ident is None or explanation.cls != cls or explanation.mechanism != _mechanism(error or "",
-                                                                                        finding.crash_frames):
+        """Bind the crash identity of a finding (`cheap`: its cheap explanation) when its triage's `explanation`
+        names exactly its own type and frames, in the same class and with no setting it needs."""
+        ident = crash_identity(cheap)
+        if ident is None or explanation.cls != cheap.cls or explanation.mechanism != cheap.error:
             return
         if " under " in explanation.construct:  # a setting the crash needs: another program may lack it
             return

@@ -172,7 +172,7 @@ class Ledger:
                                                                                          "reference-disagreement")
         if triage and self._join_crash(case, u, ident, cheap):
             return [u]
-        crash = crash_identity(f, cheap.cls, cheap.error) if triage else None
+        crash = crash_identity(cheap) if triage else None
         if triage and (f.signature in self.first_of_signature or cheap.key in self.cheap_keys_seen
                        or crash in self.crash_joins.leaders):
             self.suspects[ident] = u
@@ -189,7 +189,7 @@ class Ledger:
     def _join_crash(self, case: Case, u: Unique, ident: str, cheap: Explanation, count: int = 1) -> bool:
         """File a crash whose identity triage already bound (Note [A crash's identity is cheap]): into its `ok`
         bucket, or counted as its known issue; False when it must wait for its own triage."""
-        crash = crash_identity(u.finding, cheap.cls, cheap.error)
+        crash = crash_identity(cheap)
         if crash is None:
             return False
         known = self.crash_joins.known.get(crash)
@@ -316,20 +316,20 @@ class Ledger:
             return
         explanation = filed(case, f, payload.explanation)  # an unexplained bucket keeps its cheap key
         key = explanation.key
-        cheap = cheap_explanation(case, f)
+        cheap = cheap_explanation(case, f) if f.crash_frames else None  # only a crash can bind its identity
         if self._known(explanation):
             if not suspect:
                 self.filer.remove(u)
                 del self.unique[ident]
             self.known_by_identity[ident] = key
             self.known_hits[key] += u.count
-            self.crash_joins.learn(f, cheap.cls, cheap.error, explanation, known=key)
+            self.crash_joins.learn(cheap, explanation, known=key)
             return
         self.first_of_signature.setdefault(f.signature, ident)
         u.verdict = payload.verdict
         bucket = self.filer.place(u, case, f, payload, self.seconds, explanation)
         if payload.verdict == "reproduces":
-            self.crash_joins.learn(f, cheap.cls, cheap.error, explanation, bucket=bucket.key)
+            self.crash_joins.learn(cheap, explanation, bucket=bucket.key)
         if suspect:
             self.unique[ident] = u
             if self.on_new_finding is not None:

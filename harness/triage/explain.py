@@ -39,8 +39,8 @@ RECALL_CLASSES = frozenset({"missing-recompile", "extra-recompile"})
 # effect on a kind of object, a wrong output) and the Dynamo behaviour the divergence needs. The program's
 # constructs stay in cheap keys (what a campaign files before triage) and in refusal keys. A wrong output value that
 # needs no such behaviour (its passing neighbours build the same trackers) is named by the tracker method that made
-# the wrong value (`run/value_provenance.py`: `wrong output value from FunctoolsPartialVariable.call_function`). Localization's
-# suspects go to the report only: on faults with a known location (bench/identity.py) they did not find the
+# the wrong value (`run/value_provenance.py`: `wrong output value from FunctoolsPartialVariable.call_function`).
+# Localization's suspects go to the report only: on faults with a known location (bench/identity.py) they did not find the
 # patched function often enough to split buckets by them.
 
 
@@ -80,14 +80,13 @@ class Explanation:
     @property
     def generic(self) -> bool:
         """The key names no mechanism and no frame (a wrong output value with no Dynamo behaviour it needs, a crash
-        with no frame outside the wrappers and no graph-break type, no construct needed): it would hide any other such divergence, so it
-        never matches a known issue."""
+        with no frame outside the wrappers and no graph-break type, no construct needed): it would hide any other
+        such divergence, so it never matches a known issue."""
         if not self.ablated:
             return True
         if self.mechanism is not None:
-            typed = "(" in self.mechanism and "(RecursionError)" not in self.mechanism  # a graph break's type
             return self.mechanism in GENERIC_MECHANISMS or (tier_of(self.cls) == "crash" and " in torch/" not in
-                                                            self.mechanism and not typed)
+                                                            self.mechanism and not _typed(self.mechanism))
         return self.construct.partition(" under ")[0] == NO_CONSTRUCT
 
     @property
@@ -134,6 +133,12 @@ def _choose(finding: Finding, cls: str, constructs: list[Construct], responsible
     return construct, perturbation if _recall(finding, cls) else None
 
 
+def _typed(crash: str) -> bool:
+    """A crash named by a graph break's type (`Unsupported (Read uninitialized cell) in ...`), not by frames."""
+    head = crash.split(" in ", 1)[0]
+    return "(" in head and "(RecursionError)" not in head
+
+
 CRASH_CONSTRUCT = "torch"  # a cheap crash key names its frames, not a construct (see `cheap_explanation`)
 
 
@@ -151,8 +156,7 @@ def cheap_explanation(case: Case, finding: Finding) -> Explanation:
     names = tuple(c.name for c in constructs)
     error = error_of(finding)
     frames = getattr(finding, "crash_frames", ())
-    typed = "(" in (error or "").split(" in ")[0]  # a graph break's type or a RecursionError
-    if frames and error and tier_of(cls) == "crash" and cls != "trace-exception" and not typed:
+    if frames and error and tier_of(cls) == "crash" and cls != "trace-exception" and not _typed(error):
         named = f"{error.split(' ', 1)[0]} in {' < '.join(frames)}"
         return Explanation(finding.oracle, cls, CRASH_CONSTRUCT, None, named, finding.layer, constructs=names)
     construct, perturbation = _choose(finding, cls, constructs, set(), set())
