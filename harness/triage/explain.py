@@ -156,7 +156,9 @@ def cheap_explanation(case: Case, finding: Finding) -> Explanation:
     names = tuple(c.name for c in constructs)
     error = error_of(finding)
     frames = getattr(finding, "crash_frames", ())
-    if frames and error and tier_of(cls) == "crash" and cls != "trace-exception" and not _typed(error):
+    recursion = "(RecursionError)" in (error or "")  # where the stack ran out depends on the process's depth
+    if frames and error and tier_of(cls) == "crash" and cls != "trace-exception" and not _typed(error) \
+            and not recursion:
         named = f"{error.split(' ', 1)[0]} in {' < '.join(frames)}"
         return Explanation(finding.oracle, cls, CRASH_CONSTRUCT, None, named, finding.layer, constructs=names)
     construct, perturbation = _choose(finding, cls, constructs, set(), set())
