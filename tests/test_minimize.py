@@ -128,6 +128,32 @@ def test_definitions_an_edit_leaves_unread_go_right_after_it_and_when_the_deadli
     assert stats.timed_out and "UNUSED" not in out and "class Net0" in out, "what f reads stays"
 
 
+def test_an_edit_the_predicate_rejected_is_not_judged_again_in_the_same_round():
+    """Deleting the one statement the failure needs is rejected once per round, not once per accepted edit:
+    twelve deletable statements after it used to pay that rejection twelve times over."""
+    from dynfuzz.triage.reduce import edit_of
+
+    filler = "\n".join(f"    a{i} = x + {i}" for i in range(12))
+    source = f"import torch\n\n\ndef f(x):\n    keep = x * 7\n{filler}\n    return keep\n\n\n" \
+             "def inputs(device, call=0):\n    return (torch.ones(2),)\n"
+    best = source
+    judged: dict[tuple, int] = {}
+
+    def still_fails(candidate: str) -> bool:
+        nonlocal best
+        ok = "x * 7" in candidate and "return keep" in candidate
+        edit = edit_of(best.rstrip("\n"), candidate.rstrip("\n"))
+        if not ok:
+            judged[edit] = judged.get(edit, 0) + 1
+        else:
+            best = candidate
+        return ok
+
+    out, stats = reduce_source(source, still_fails)
+    assert "a11" not in out and "x * 7" in out
+    assert stats.skipped > 0
+    assert max(judged.values()) <= stats.rounds, judged
+
 def test_reducer_never_accepts_an_edit_the_predicate_rejects():
     seen = []
 

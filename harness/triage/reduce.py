@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import difflib
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -23,6 +24,8 @@ class ReduceStats:
 
     tests: int = 0
     accepted: int = 0
+    skipped: int = 0  # candidates not judged: the same edit was rejected earlier in the round
+    rounds: int = 0
     timed_out: bool = False
     passes: dict[str, int] = field(default_factory=dict)
 
@@ -330,15 +333,28 @@ PASSES: list[tuple[str, Callable[[ast.Module, str], Iterator[ast.Module]]]] = [
 ]
 
 
+def edit_of(before: str, after: str) -> tuple:
+    """An edit by what it changes, not where: the lines it removes and adds, in order."""
+    a, b = before.splitlines(), after.splitlines()
+    ops = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    return tuple((tuple(a[i1:i2]), tuple(b[j1:j2])) for tag, i1, i2, j1, j2 in ops if tag != "equal")
+
+
 def reduce_source(source: str, still_fails: Callable[[str], bool], entry: str = "f",
                   deadline: float | None = None) -> tuple[str, ReduceStats]:
     """Greedily apply the passes to a fixed point; every accepted edit keeps `still_fails` true. Definitions an
     accepted edit left unread are dropped right after it, and once more when the deadline stops the passes (one
-    judge call past it): a 2.14.1 repro cut short by its 60 s kept a class and two helpers nothing read."""
+    judge call past it): a 2.14.1 repro cut short by its 60 s kept a class and two helpers nothing read.
+
+    A pass restarts on the new program after each accepted edit; an edit the predicate rejected earlier in the
+    same round (the same lines removed and added, wherever they now are) is not judged again until the next
+    round, which starts once a round accepted anything: without that, a program of a hundred statements paid
+    its rejected deletions again after every accepted one, and the judge calls, not the edits, ran out."""
     stats = ReduceStats()
     tree = ast.parse(source)
     best = ast.unparse(tree)
     seen: set[str] = {best}
+    rejected: set[tuple] = set()
 
     def attempt(name: str, candidate: ast.Module) -> bool:
         nonlocal tree, best
@@ -350,8 +366,13 @@ def reduce_source(source: str, still_fails: Callable[[str], bool], entry: str = 
             compile(text, "<candidate>", "exec")
         except SyntaxError:
             return False
+        edit = edit_of(best, text)
+        if edit in rejected:
+            stats.skipped += 1
+            return False
         stats.tests += 1
         if not still_fails(text + "\n"):
+            rejected.add(edit)
             return False
         tree, best = ast.parse(text), text
         stats.accepted += 1
@@ -365,6 +386,8 @@ def reduce_source(source: str, still_fails: Callable[[str], bool], entry: str = 
     progress = True
     while progress:
         progress = False
+        rejected.clear()
+        stats.rounds += 1
         for name, make in PASSES:
             restart = True
             while restart:
