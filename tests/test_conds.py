@@ -3,6 +3,7 @@ illegal-program oracle's three verdicts: clean refusal, internal crash, silent w
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 import functools
 import os
 
@@ -274,3 +275,27 @@ def test_branch_locals_with_only_a_private_operand_do_not_choose_from_nothing(da
     stmts: list = []
     caps = _branch_locals(data.draw, b, site, params, "s1", stmts, want_size=True, want_unbacked=False)
     assert [c.kind for c in caps] == ["size"] and "s1.size(0)" in render_stmt(stmts[0])
+
+
+def test_a_cond_program_that_needs_its_plain_if_rendering_is_reduced_with_it(monkeypatch):
+    """The reducer edits the program and makes eager's rendering anew from each candidate (such a program used to
+    be left whole); the generator's rendering is the rule it remakes it by."""
+    from dynfuzz.generators.case import Case
+    from dynfuzz.triage import minimize as minimize_module
+    from dynfuzz.triage.repro_twin import cond_as_if, derives_twin
+
+    for case in CASES:
+        if case.eager_source:
+            assert derives_twin(case.source, case.eager_source), case.source
+    padded = ILLEGAL_PROGRAM.replace("    return torch.cond(", "    u = x * 3\n    v = torch.tanh(u) + 1\n"
+                                     "    w = (v * 2).sum()\n    return torch.cond(")
+    case = Case(padded, eager_source=cond_as_if(padded), intended_error="UncapturedHigherOrderOpError")
+    monkeypatch.setattr(minimize_module, "make_compiler", lambda spec: _AcceptsIllegal(spec, lambda out, fn: out + 0.125))
+    spec = CompileSpec(compiler="identity")
+    double = _AcceptsIllegal(spec, lambda out, fn: out + 0.125)
+    wanted = {f.signature for f in judge(case, double, spec).findings}
+    assert wanted and not wanted & {f.signature for f in judge(replace(case, eager_source=None), double, spec).findings}
+    m = minimize_module.minimize(case, spec, budget=60)
+    assert m.case.eager_source is not None and "torch.cond(" in m.case.source
+    assert "tanh" not in m.case.source and "w = " not in m.case.source, m.case.source
+    assert m.case.eager_source == cond_as_if(m.case.source)

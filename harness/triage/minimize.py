@@ -24,6 +24,7 @@ from dynfuzz.run.judge import judge
 from dynfuzz.triage.phases import Phases
 from dynfuzz.triage.reduce import ReduceStats, reduce_source
 from dynfuzz.triage.repro import SavedProgram, write_minimized
+from dynfuzz.triage.repro_twin import cond_as_if, derives_twin
 
 
 @dataclass(frozen=True)
@@ -182,15 +183,21 @@ def minimize(case: Case, spec: CompileSpec, budget: float, signature: str | None
     with phases.phase("reduce"):
         if case.eager_source is not None and judge_.finding(replace(case, eager_source=None)) is not None:
             case = replace(case, eager_source=None)  # the failure shows without the plain-Python rendering
-        if case.eager_source is None and time.monotonic() < deadline:
+        # A cond program whose failure needs eager's plain `if` rendering is reduced with the rendering made
+        # anew from each candidate (it was left whole: an 88-line repro on 2.5.1).
+        twin = case.eager_source is not None and derives_twin(case.source, case.eager_source)
+        if (case.eager_source is None or twin) and time.monotonic() < deadline:
             base = case
 
+            def edited(source: str) -> Case:
+                return replace(base, source=source, choices=(), eager_source=cond_as_if(source) if twin else None)
+
             def still_fails(source: str) -> bool:
-                return judge_.finding(replace(base, source=source, choices=())) is not None
+                return judge_.finding(edited(source)) is not None
 
             source, stats = reduce_source(case.source, still_fails, case.entry, deadline)
             if source != case.source:
-                reduced = replace(base, source=source, choices=())
+                reduced = edited(source)
                 found = judge_.finding(reduced)
                 if found is not None:
                     case, finding = reduced, found

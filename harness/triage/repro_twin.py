@@ -4,6 +4,10 @@
 a class attribute, a `between` hook...), so that eager and compiled must each start from a fresh copy of it;
 a program of functions over their arguments can share one namespace. It errs towards "keeps state".
 
+`cond_as_if`: that rendering made from a program's source (`torch.cond(p, t, f, ops)` as `t(*ops) if bool(p)
+else f(*ops)`, the rule the generator renders it by), so the reducer can edit a cond program and its rendering as
+one.
+
 `eager_twin`: a cond program's plain-Python rendering (what dynfuzz's eager run executes instead of
 `torch.cond`) as extra top-level definitions: each definition that differs from the program's is renamed
 `<name>_eager`, and so are its references to other renamed definitions.
@@ -130,3 +134,30 @@ def eager_twin(source: str, eager_source: str, entry: str) -> tuple[str, str]:
     renamed = [_Rename(names).visit(n) for n in defs]
     text = "\n\n\n".join(ast.unparse(n) for n in [*imports, *renamed])
     return text, entry + "_eager" if entry in names else entry
+
+
+class _CondAsIf(ast.NodeTransformer):
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        f = node.func
+        if not (isinstance(f, ast.Attribute) and f.attr == "cond" and isinstance(f.value, ast.Name)
+                and f.value.id == "torch" and len(node.args) == 4 and not node.keywords):
+            return node
+        pred, true_fn, false_fn, ops = node.args
+        args = list(ops.elts) if isinstance(ops, ast.Tuple) else [ops]
+        return ast.IfExp(ast.Call(ast.Name("bool", ast.Load()), [pred], []), ast.Call(true_fn, args, []),
+                         ast.Call(false_fn, args, []))
+
+
+def cond_as_if(source: str) -> str:
+    """The program with every four-argument `torch.cond` call as the plain `if` eager runs instead."""
+    tree = _CondAsIf().visit(ast.parse(source))
+    return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+
+
+def derives_twin(source: str, eager_source: str) -> bool:
+    """Whether `eager_source` is `cond_as_if(source)`: then an edited program's rendering can be made anew."""
+    try:
+        return ast.dump(ast.parse(cond_as_if(source))) == ast.dump(ast.parse(eager_source))
+    except SyntaxError:
+        return False
