@@ -3,9 +3,9 @@ illegal-program oracle's three verdicts: clean refusal, internal crash, silent w
 from __future__ import annotations
 
 import ast
-from dataclasses import replace
 import functools
 import os
+from dataclasses import replace
 
 import pytest
 import torch
@@ -290,9 +290,9 @@ def test_a_cond_program_that_needs_its_plain_if_rendering_is_reduced_with_it(mon
     padded = ILLEGAL_PROGRAM.replace("    return torch.cond(", "    u = x * 3\n    v = torch.tanh(u) + 1\n"
                                      "    w = (v * 2).sum()\n    return torch.cond(")
     case = Case(padded, eager_source=cond_as_if(padded), intended_error="UncapturedHigherOrderOpError")
-    monkeypatch.setattr(minimize_module, "make_compiler", lambda spec: _AcceptsIllegal(spec, lambda out, fn: out + 0.125))
     spec = CompileSpec(compiler="identity")
     double = _AcceptsIllegal(spec, lambda out, fn: out + 0.125)
+    monkeypatch.setattr(minimize_module, "make_compiler", lambda spec: double)
     wanted = {f.signature for f in judge(case, double, spec).findings}
     assert wanted and not wanted & {f.signature for f in judge(replace(case, eager_source=None), double, spec).findings}
     m = minimize_module.minimize(case, spec, budget=60)
