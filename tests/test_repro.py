@@ -168,6 +168,11 @@ def test_repro_verdict_equals_the_oracle_with_each_double(name, program, eager, 
     assert run_script(text) == 0, text  # real torch is a correct compiler for these programs
     if name == "recall":
         assert "for call in range(2):" in text and 'ns["between"](call)' in text
+    if f.oracle not in ("exceptions", "guards", "illegal"):  # minimization saw eager raise in no call
+        lean = render_repro(case, f, spec, metadata_for(case, f, spec), eager_ok=True)
+        assert "except Exception" not in lean and nonblank_lines(lean) <= nonblank_lines(text), lean
+        assert run_script(lean, double, monkeypatch) == 1, lean
+        assert run_script(lean) == 0, lean
 
 
 @pytest.mark.parametrize("program,kind", [(RAISES_ONLY_EAGER, "missing-exception"),

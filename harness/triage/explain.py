@@ -314,6 +314,7 @@ class Identified:
     finding: Finding
     explanation: Explanation
     stable: bool  # False: the seconds backstop stopped minimization before its judge calls ran out
+    eager_ok: bool | None = None  # eager raised in no call: its repro need not catch exceptions
 
 
 def identify(case: Case, finding: Finding, spec: CompileSpec, budget: float, phases: Phases | None = None,
@@ -327,7 +328,7 @@ def identify(case: Case, finding: Finding, spec: CompileSpec, budget: float, pha
                  shrink_examples=SHRINK_EXAMPLES)
     explanation = explain(m.case, replace(m.finding, layer=finding.layer), spec, compiler or make_compiler(spec),
                           phases=phases)
-    return Identified(m.case, m.finding, explanation, not m.timed_out)
+    return Identified(m.case, m.finding, explanation, not m.timed_out, m.eager_ok)
 
 
 def filed(case: Case, finding: Finding, explanation: Explanation) -> Explanation:

@@ -45,6 +45,7 @@ class Minimized:
     stage1: bool = False
     reduce: ReduceStats | None = None
     timed_out: bool = False  # the seconds budget, not the judge calls, ended it (another machine may differ)
+    eager_ok: bool | None = None  # eager raised in no call of the result (kept by every accepted edit)
 
     @property
     def lines(self) -> int:
@@ -203,7 +204,7 @@ def minimize(case: Case, spec: CompileSpec, budget: float, signature: str | None
                     case, finding = reduced, found
     phases.count("reduce", judge_.calls - calls)
     timed_out = time.monotonic() >= deadline or bool(stats and stats.timed_out)
-    return Minimized(case, finding, time.monotonic() - start, original, stage1, stats, timed_out)
+    return Minimized(case, finding, time.monotonic() - start, original, stage1, stats, timed_out, target.eager_ok)
 
 
 def minimize_file(saved: SavedProgram, spec: CompileSpec, budget: float, out: Path | None,

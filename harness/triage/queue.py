@@ -88,7 +88,8 @@ def triage_one(case: Case, finding: Finding, spec: CompileSpec, budget: float,
                        False, phases.as_dict())
     explanation = found.explanation
     meta = {**(meta or {}), "bucket": explanation.key, "cause": explanation.cause, "layer": explanation.layer}
-    text = render_repro(found.case, found.finding, spec, metadata_for(found.case, found.finding, spec, **meta))
+    text = render_repro(found.case, found.finding, spec, metadata_for(found.case, found.finding, spec, **meta),
+                        eager_ok=found.eager_ok)
     with phases.phase("verify"):
         verdict = verify(text, spec)
         if verdict == "flaky":  # flaky is the original program's verdict: its own fresh runs decide

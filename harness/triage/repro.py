@@ -106,9 +106,11 @@ def dynamo_config(case: Case) -> dict[str, Any]:
     return dict(config) if config else dict(_program_literal(case.source, "DYNAMO_CONFIG") or {})
 
 
-def plan_for(case: Case, finding: Finding | None, spec: CompileSpec) -> Plan:
+def plan_for(case: Case, finding: Finding | None, spec: CompileSpec, eager_ok: bool | None = None) -> Plan:
     """The call plan up to the diverging call, compiled with the finding's settings (spec, then the
-    program's COMPILE_OPTIONS, as `TorchCompiler.compile` merges them)."""
+    program's COMPILE_OPTIONS, as `TorchCompiler.compile` merges them). With `eager_ok` (minimization saw eager
+    raise in no call) only an exception finding and an illegal program (whose compiled call may rightly raise)
+    catch exceptions: anywhere else a call that raises is the bug."""
     calls = int(_program_literal(case.source, "CALLS") or 2)
     if finding is not None and finding.call is not None:
         calls = min(calls, finding.call + 1) if finding.oracle != "recompiles" else finding.call + 1
@@ -129,7 +131,8 @@ def plan_for(case: Case, finding: Finding | None, spec: CompileSpec) -> Plan:
         return Plan(calls=2, catch=True, frames=finding.kind == "over-guard", seed="rand" in text, options=options,
                     perturb=render_perturbation(finding, case))
     # An earlier call that raised in both modes is skipped by every oracle, so the repro must survive it too.
-    return Plan(calls=calls, between=_defines(case.source, "between"), catch=oracle in _CATCHING or calls > 1,
+    catch = oracle in ("exceptions", "illegal") if eager_ok else oracle in _CATCHING or calls > 1
+    return Plan(calls=calls, between=_defines(case.source, "between"), catch=catch,
                 backward=oracle in ("grads", "effects", "illegal") and any(w in text for w in _GRAD_WORDS),
                 frames=oracle == "recompiles", seed="rand" in text, options=options,
                 crash_values=finding is not None and finding.oracle == "exceptions" and finding.kind in _RAISED)
@@ -161,12 +164,14 @@ def _header(title: str, spec: CompileSpec, plan: Plan, meta: dict[str, Any], not
     return lines
 
 
-def render_repro(case: Case, finding: Finding | None, spec: CompileSpec, meta: dict, note: str = "") -> str:
+def render_repro(case: Case, finding: Finding | None, spec: CompileSpec, meta: dict, note: str = "",
+                 eager_ok: bool | None = None) -> str:
     """The pasteable repro for `finding` (None: a seed scenario, checked on its outputs), its metadata as
-    the text's last line (`repro_meta.attach`; `write_repro` moves it beside the script)."""
+    the text's last line (`repro_meta.attach`; `write_repro` moves it beside the script). `eager_ok`: see
+    `plan_for`."""
     check, renderable = _check_lines(case, finding)
     try:
-        plan = plan_for(case, finding, spec)
+        plan = plan_for(case, finding, spec, eager_ok)
     except Unrenderable as e:
         check, renderable = UNRENDERABLE.format(why=str(e).replace('"', "'")).splitlines(), False
         plan = plan_for(case, None, spec)
@@ -246,7 +251,7 @@ def render_minimized(m: Minimized, spec: CompileSpec, origin: dict[str, Any] | N
     origin = origin or {}
     case = m.case if m.case.tags or not origin.get("tags") else _with_tags(m.case, origin["tags"])
     meta = metadata_for(case, m.finding, spec, status=origin.get("status", "open"), upstream=origin.get("upstream"))
-    return render_repro(case, m.finding, spec, meta, note="Minimized by dynfuzz.")
+    return render_repro(case, m.finding, spec, meta, note="Minimized by dynfuzz.", eager_ok=m.eager_ok)
 
 
 def _with_tags(case: Case, tags) -> Case:
