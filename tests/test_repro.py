@@ -22,7 +22,7 @@ from dynfuzz.oracles.model import Finding
 from dynfuzz.run.compilers import CompileSpec, make_compiler
 from dynfuzz.run.judge import judge
 from dynfuzz.triage.repro import metadata_for, read_program, render_report, render_repro, verify_repro
-from dynfuzz.triage.repro_meta import script_of, write_repro
+from dynfuzz.triage.repro_meta import code_lines, script_of, write_repro
 
 OUTPUT_PROGRAM = """
     import torch
@@ -129,12 +129,6 @@ def run_script(text: str, double: str | None = None, monkeypatch=None) -> int:
     return 0
 
 
-def nonblank_lines(text: str) -> int:
-    """What PyTorch's triage counts: non-blank lines that are not imports (the metadata is not in the script)."""
-    return sum(1 for line in script_of(text).splitlines()
-               if line.strip() and not line.strip().startswith(("import ", "from ")))
-
-
 def assert_plain(text: str) -> None:
     """The program is plain top-level code: no program string, no exec, no linecache, no metadata block."""
     script = script_of(text)
@@ -163,14 +157,14 @@ def test_repro_verdict_equals_the_oracle_with_each_double(name, program, eager, 
     text = render_repro(case, f, spec, metadata_for(case, f, spec))
     assert "import dynfuzz" not in text and "from dynfuzz" not in text
     assert_plain(text)
-    assert nonblank_lines(text) <= 30, text
+    assert code_lines(text) <= 30, text
     assert run_script(text, double, monkeypatch) == 1, text
     assert run_script(text) == 0, text  # real torch is a correct compiler for these programs
     if name == "recall":
         assert "for call in range(2):" in text and 'ns["between"](call)' in text
     if f.oracle not in ("exceptions", "guards", "illegal"):  # minimization saw eager raise in no call
         lean = render_repro(case, f, spec, metadata_for(case, f, spec), eager_ok=True)
-        assert "except Exception" not in lean and nonblank_lines(lean) <= nonblank_lines(text), lean
+        assert "except Exception" not in lean and code_lines(lean) <= code_lines(text), lean
         assert run_script(lean, double, monkeypatch) == 1, lean
         assert run_script(lean) == 0, lean
 
@@ -395,7 +389,7 @@ def test_a_minimized_repro_is_plain_short_and_exits_1_in_a_fresh_process(name, t
     t = triage_one(saved.case, found[0], spec, budget=30)
     assert t.verdict == "reproduces", t.repro
     assert_plain(t.repro)
-    assert nonblank_lines(t.repro) <= 30, script_of(t.repro)
+    assert code_lines(t.repro) <= 30, script_of(t.repro)
     path = write_repro(tmp_path / "repro.py", t.repro)
     done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 1 and "AssertionError" in done.stderr, done.stderr[-3000:]

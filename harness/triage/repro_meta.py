@@ -45,6 +45,13 @@ def script_of(text: str) -> str:
     return split(text)[0]
 
 
+def code_lines(text: str) -> int:
+    """A repro's size as PyTorch's issue triage counts it: lines of code that are not blank, not comments and
+    not imports (the metadata line is not part of the script)."""
+    return sum(1 for line in script_of(text).splitlines()
+               if line.strip() and not line.strip().startswith(("#", "import ", "from ")))
+
+
 def legacy_meta(text: str) -> dict[str, Any]:
     """The `DYNFUZZ = {...}` literal of an older repro or corpus entry (empty when absent or unreadable)."""
     try:
