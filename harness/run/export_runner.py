@@ -19,10 +19,12 @@ deliberate skips; any other error where eager ran (another `Unsupported` is an `
 finding), or any output that differs from eager's, is a finding.
 
 `EXPORT_HELPER` is the one text of the wrapper: the harness executes it, and the repro template pastes
-it, so a repro exports exactly as the campaign did.
+it specialized to the repro's mode (`export_helper`: the other modes' branches folded away), so a repro exports
+exactly as the campaign did and carries only the lines its mode runs.
 """
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 from typing import Any
 
@@ -70,6 +72,44 @@ def export_mode(options: dict[str, Any]) -> str | None:
 
 
 _helper_code: Any = None
+
+
+class _Specialize(ast.NodeTransformer):
+    """`mode` replaced by its value, and every test on it decided: only the branch the mode takes is left."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return ast.Constant(self.mode) if node.id == "mode" else node
+
+    def visit_Compare(self, node: ast.Compare) -> ast.AST:
+        node = self.generic_visit(node)
+        if all(isinstance(n, ast.Constant) for n in (node.left, *node.comparators)):
+            return ast.Constant(eval(ast.unparse(node)))  # a comparison of two string constants
+        return node
+
+    def visit_If(self, node: ast.If) -> Any:
+        node = self.generic_visit(node)
+        if isinstance(node.test, ast.Constant):
+            return node.body if node.test.value else node.orelse
+        return node
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        node.args.args = [a for a in node.args.args if a.arg != "mode"]
+        node = self.generic_visit(node)
+        returns = [i for i, s in enumerate(node.body) if isinstance(s, ast.Return)]
+        node.body = node.body[:returns[0] + 1] if returns else node.body  # what follows a return never runs
+        return node
+
+
+def export_helper(mode: str) -> str:
+    """`EXPORT_HELPER` as a repro in `mode` pastes it: `exported(fn)`, with only that mode's code."""
+    tree = _Specialize(mode).visit(ast.parse(EXPORT_HELPER))
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    tree.body = [n for n in tree.body if not (isinstance(n, ast.Assign) and n.targets[0].id not in used)]
+    return f"# fn exported ({mode}) at the call's arguments, the exported graph run on them\n" + \
+        ast.unparse(ast.fix_missing_locations(tree)) + "\n"
 
 
 def exported(fn: Callable, mode: str) -> Callable:

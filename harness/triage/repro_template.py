@@ -81,7 +81,7 @@ def _settings(config: dict[str, Any]) -> str:
 def compile_call(entry: str, backend: str, plan: Plan) -> str:
     """`torch.compile(f, ...)` as the finding compiled it (or the export wrapper), over the entry's name."""
     if "export" in plan.options:  # harness/run/export_runner.py: exported, not compiled, at each call's arguments
-        return f'exported({entry}, {plan.options["export"]!r})'
+        return f"exported({entry})"
     kwargs = [f'backend="{backend}"' if not plan.frames else "backend=counter"]
     kwargs += [f"{k}={v!r}" for k, v in plan.options.items() if k != "logs"]
     return f"torch.compile({entry}, {', '.join(kwargs)})"
@@ -199,9 +199,9 @@ def fill(*, header: list[str], source: str, eager_source: str | None, entry: str
         ["torch._dynamo.testing"] if plan.frames else [])
     program = _program_text(source, twin_text, needs)
     if "export" in plan.options:
-        from dynfuzz.run.export_runner import EXPORT_HELPER
+        from dynfuzz.run.export_runner import export_helper
 
-        program += "\n" + EXPORT_HELPER.rstrip()
+        program += "\n\n\n" + export_helper(plan.options["export"]).rstrip()
     lines = driver(entry=entry, eager_entry=eager_entry, backend=backend, device=device, plan=plan, config=config,
                    check=check, stateful=stateful)
     text = TEMPLATE.format(header="\n".join("# " + h if h else "#" for h in header), program=program,
