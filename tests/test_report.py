@@ -284,3 +284,47 @@ def test_a_refusals_report_names_its_graph_break():
     lines = summary_lines(refusal("gb_type: Tensor.tolist() with non-integer tensor"), "refusal", None, {})
     assert "- **Graph break:** gb_type `Tensor.tolist() with non-integer tensor` (this torch printed no id)" in lines
     assert not any("Graph break" in line for line in summary_lines(refusal(), "crash", None, {}))
+
+
+
+ALWAYS = """
+import torch
+
+
+def f(x):
+    return x + 1 if torch.compiler.is_compiling() else x * 1
+
+
+def inputs(device, call=0):
+    return (torch.ones(3, device=device),)
+"""
+
+
+def test_a_failure_dynamic_false_removes_goes_to_dynamic_shapes():
+    """Triage re-runs the minimized program with dynamic=False: a real dynamic-shapes bug (`3 in xs` False once
+    the ints are dynamic) goes away, and the report names `module: dynamic shapes` and says why; a divergence
+    that does not need symbolic sizes stays, and triage records it."""
+    from dynfuzz.generators.case import Case
+    from dynfuzz.paths import corpus_dir
+    from dynfuzz.run.compilers import make_compiler
+    from dynfuzz.run.judge import judge
+    from dynfuzz.triage.issue import summary_lines
+    from dynfuzz.triage.queue import triage_one
+    from dynfuzz.triage.repro import read_program
+    from dynfuzz.triage.repro_meta import split
+    from dynfuzz.triage.triangulate import static_rerun, without_dynamic
+
+    assert without_dynamic("def f(x):\n    return x\n").endswith("COMPILE_OPTIONS = {'dynamic': False}\n")
+    assert "'dynamic': False" in without_dynamic("COMPILE_OPTIONS = {'dynamic': True}\n")
+    assert without_dynamic("COMPILE_OPTIONS = {'export': 'strict'}\n") is None
+    spec = CompileSpec()
+    saved = read_program(corpus_dir() / "list_contains_dynamic_int.py")
+    finding = next(f for f in judge(saved.case, make_compiler(spec), spec).findings if f.oracle == "outputs")
+    assert static_rerun(saved.case, finding, spec) == "agrees"
+    meta = {"static_rerun": "agrees", "layer": "dynamo"}
+    lines = "\n".join(summary_lines(finding, "miscompile", "dynamo", meta))
+    assert "`module: dynamic shapes`" in lines and "with dynamic=False it goes away" in lines, lines
+    case = Case(ALWAYS)
+    finding = judge(case, make_compiler(spec), spec).findings[0]
+    t = triage_one(case, finding, spec, budget=30)
+    assert split(t.repro)[1]["static_rerun"] == "reproduces"

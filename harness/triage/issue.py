@@ -78,6 +78,10 @@ def summary_lines(finding: Finding, tier: str, layer: str | None, meta: dict[str
     gb = graph_break_id(finding)
     name, labels = component(tier, layer, meta.get("static_rerun"), graph_break=tier == "refusal")
     why = f"first diverging layer: {layer}" if layer else "no layer ablation recorded"
+    static = meta.get("static_rerun")
+    if static:
+        why += "; with dynamic=False it " + ("goes away" if static == "agrees" else "stays" if static == "reproduces"
+                                             else static)
     lines = [f"- **Tier:** {tier}", f"- **Component:** `{name}` ({why})",
              "- **Suggested labels:** " + ", ".join(f"`{label}`" for label in labels)]
     if tier == "refusal":

@@ -73,6 +73,7 @@ def triage_one(case: Case, finding: Finding, spec: CompileSpec, budget: float,
     from dynfuzz.triage.explain import cheap_explanation, identify
     from dynfuzz.triage.phases import Phases
     from dynfuzz.triage.repro import metadata_for, render_repro
+    from dynfuzz.triage.triangulate import static_rerun
 
     start = time.monotonic()
     phases = Phases()
@@ -88,6 +89,10 @@ def triage_one(case: Case, finding: Finding, spec: CompileSpec, budget: float,
                        False, phases.as_dict())
     explanation = found.explanation
     meta = {**(meta or {}), "bucket": explanation.key, "cause": explanation.cause, "layer": explanation.layer}
+    with phases.phase("triangulate"):
+        static = static_rerun(found.case, found.finding, spec)
+    if static is not None:
+        meta["static_rerun"] = static
     text = render_repro(found.case, found.finding, spec, metadata_for(found.case, found.finding, spec, **meta),
                         eager_ok=found.eager_ok)
     with phases.phase("verify"):

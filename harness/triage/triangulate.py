@@ -5,9 +5,13 @@ capture only), `"aot_eager"` (adds AOTAutograd: functionalization, decomposition
 `"inductor"` (adds code generation). Each backend stacks one layer on the previous one, so the first
 backend whose run diverges from uncompiled eager names the guilty layer. `triangulate` does exactly
 that, records every backend's verdict, and on CUDA also says whether the bug needs the GPU.
+
+`static_rerun` is the other re-run PyTorch's triage rubric asks for: the program compiled with `dynamic=False`.
+A failure that goes away then belongs to `module: dynamic shapes` (triage/issue.py).
 """
 from __future__ import annotations
 
+import ast
 import dataclasses
 import time
 from dataclasses import dataclass, field
@@ -116,3 +120,34 @@ def triangulate(case: Case, finding: Finding, spec: CompileSpec, backends: tuple
         verdicts[f"{first}@cpu"] = on_cpu
         device = spec.device if on_cpu == AGREES else "any"
     return Layering(layer, verdicts, device, time.perf_counter() - start)
+
+
+def without_dynamic(source: str) -> str | None:
+    """The program with `dynamic=False` in its COMPILE_OPTIONS (which outrank the spec's), or None when it
+    has no `dynamic` to turn off: it exports, or already compiles with `dynamic=False`."""
+    tree = ast.parse(source)
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets] == ["COMPILE_OPTIONS"]:
+            try:
+                options = dict(ast.literal_eval(node.value))
+            except ValueError:
+                return None
+            if "export" in options or options.get("dynamic") is False:
+                return None
+            node.value = ast.parse(repr({**options, "dynamic": False}), mode="eval").body
+            return ast.unparse(tree) + "\n"
+    return source.rstrip("\n") + "\n\n\nCOMPILE_OPTIONS = {'dynamic': False}\n"
+
+
+def static_rerun(case: Case, finding: Finding, spec: CompileSpec) -> str | None:
+    """`agrees` when the finding goes away with `dynamic=False` (no finding of its oracle), `reproduces` when it
+    stays, `diverges: ...` for another symptom; None where the re-run says nothing: a double, a harness
+    finding, a recompile count (which `dynamic=False` changes by design), a program that exports or is static
+    already."""
+    if spec.compiler != "torch" or spec.dynamic is False or finding.oracle in (*UNTRIANGULATED, "recompiles"):
+        return None
+    source = without_dynamic(case.source)
+    if source is None:
+        return None
+    return verdict(dataclasses.replace(case, source=source, choices=()), finding, dataclasses.replace(spec, dynamic=False),
+                   spec.backend)
