@@ -149,5 +149,5 @@ def static_rerun(case: Case, finding: Finding, spec: CompileSpec) -> str | None:
     source = without_dynamic(case.source)
     if source is None:
         return None
-    return verdict(dataclasses.replace(case, source=source, choices=()), finding, dataclasses.replace(spec, dynamic=False),
-                   spec.backend)
+    static = dataclasses.replace(case, source=source, choices=())
+    return verdict(static, finding, dataclasses.replace(spec, dynamic=False), spec.backend)
