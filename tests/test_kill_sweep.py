@@ -4,8 +4,9 @@ folder's views made from its journal hold every finding ever journaled (in a buc
 that the counts agree with the journal, and that no other folder changed. The `perturb-output` double finds
 something in most cases on eager, so findings and triage results arrive within seconds.
 
-`DYNFUZZ_SWEEP_SECONDS` bounds it (default 180 s of kills after the first), then a resumed run and a
-`dynfuzz triage` run go to their end, checked the same way."""
+It kills until `DYNFUZZ_SWEEP_KILLS` runs (default 30) were killed, the first included, with
+`DYNFUZZ_SWEEP_SECONDS` (default 2400) as a backstop that fails the test if it comes first; then a resumed run
+and a `dynfuzz triage` run go to their end, checked the same way."""
 from __future__ import annotations
 
 import json
@@ -122,7 +123,8 @@ def _check(out: Path) -> dict[str, int]:
 @pytest.mark.trials  # minutes of campaigns killed and resumed: the long job beside the mutant trials
 def test_kill_sweep_loses_no_finding(tmp_path, capsys):
     rng = random.Random(int(os.environ.get("DYNFUZZ_SWEEP_SEED", "1")))
-    limit = float(os.environ.get("DYNFUZZ_SWEEP_SECONDS", "180"))
+    limit = float(os.environ.get("DYNFUZZ_SWEEP_SECONDS", "2400"))
+    wanted = int(os.environ.get("DYNFUZZ_SWEEP_KILLS", "30"))
     out, neighbour = tmp_path / "campaign", tmp_path / "neighbour"
     (neighbour / "findings" / "kept").mkdir(parents=True)
     (neighbour / "findings" / "kept" / "repro.py").write_text("# another campaign's bucket\n")
@@ -135,7 +137,8 @@ def test_kill_sweep_loses_no_finding(tmp_path, capsys):
     startup = time.monotonic() - t  # to the first finding on this machine, as loaded as it is now
     kills, ends, runs, seen = 1, 0, Counter({"start killed": 1}), _check(out)
     until = time.monotonic() + limit
-    while time.monotonic() < until:
+    while kills < wanted:
+        assert time.monotonic() < until, f"{kills} kill points in {limit:.0f} s, {wanted} wanted"
         if rng.random() < 0.3:
             args, kind = ["triage", str(out), "--budget", "20s", "--minimize-budget", "5s"], "triage"
         else:
