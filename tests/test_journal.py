@@ -304,3 +304,35 @@ def test_sigterm_while_triage_drains_ends_with_the_final_views(tmp_path):
     journaled = {r["ident"] for r in read_journal(out) if r["fact"] == "finding"}
     listed = {f"{u['signature']} {u['cheap_key']}" for u in summary["unique_findings"]}
     assert journaled and journaled <= listed, "every finding is in a bucket or waiting in the queue"
+
+
+def test_a_release_check_of_a_bucket_still_waiting_for_triage_stays_in_its_views(tmp_path, monkeypatch, capsys):
+    """The releases of an `unminimized` bucket (one its suspect makes only when the views settle it) survive the
+    rebuild: they were applied before settling and lost. `report --issue` fills its line in from them, and
+    with no release environment installed it runs nothing and says "not checked"."""
+    from dynfuzz.releases.campaign_folder import write_back
+    from dynfuzz.releases.matrix import Cell, Row
+    from dynfuzz.releases.repros import Repro
+    from test_filing import OTHER
+
+    out, case = tmp_path / "out", draw_case(0)
+    campaign = Campaign(CampaignConfig(budget=1, out=out, spec=CompileSpec(), progress=False, minimize_budget=5.0))
+    campaign.ledger.triage = campaign.triage = FakeQueue({ident_of(case, SYMPTOM): triaged_as("one cause")})
+    campaign.ledger.record(case, SYMPTOM)
+    campaign.ledger.record(case, OTHER)  # the same cheap key: it waits for the first one's triage
+    campaign.triage_drain(0.0)  # the first is explained elsewhere; the second, never triaged, is settled
+    campaign.journal.append("stop", stopped_by=None, unfinished=0)
+    campaign.write_summary(final=True)
+    rows = json.loads((out / "summary.json").read_text())["buckets"]
+    row = next(r for r in rows if r["status"] == "unminimized")
+    assert not row.get("releases") and len(rows) == 2
+    monkeypatch.setenv("DYNFUZZ_CACHE_DIR", str(tmp_path / "empty-cache"))
+    assert main(["report", str(out), "--bucket", row["id"], "--issue"]) == 0
+    assert "**Fails on releases:** not checked" in capsys.readouterr().out
+    write_back(out, [Row(Repro(out / row["repro"], "b", {}, out, row), {"2.13.0": Cell("reproduces", "k")})],
+               {"2.13.0": "2.13.0+cpu"})
+    rebuild(out, report=False)
+    again = next(r for r in json.loads((out / "summary.json").read_text())["buckets"] if r["id"] == row["id"])
+    assert again["releases"] == {"2.13.0": {"outcome": "reproduces", "key": "k"}}
+    assert main(["report", str(out), "--bucket", row["id"], "--issue"]) == 0
+    assert "**Fails on releases:** 2.13.0" in capsys.readouterr().out

@@ -5,6 +5,7 @@ import argparse
 import json
 import os
 import signal
+import sys
 from pathlib import Path
 
 from dynfuzz.budget import parse_duration
@@ -107,8 +108,13 @@ def cmd_report(args) -> int:
     if args.issue or args.bucket:
         if not (args.issue and args.bucket) or len(dirs) != 1:
             raise UsageError("--issue prints one bucket's issue body: give one DIR, --bucket ID and --issue")
-        from dynfuzz.report.issue_body import issue_body
+        from dynfuzz.report.issue_body import find_bucket, issue_body
 
+        row = find_bucket(dirs[0], args.bucket)
+        if not row.get("releases") and not args.no_releases:
+            from dynfuzz.releases.campaign_folder import check_bucket
+
+            check_bucket(dirs[0], row, lambda line: print(line, file=sys.stderr, flush=True))
         print(issue_body(dirs[0], args.bucket), end="")
         return 0
     if args.out is None and len(dirs) > 1:
@@ -205,5 +211,8 @@ def add_parsers(sub) -> None:
     p.add_argument("--out", default=None, help="where report.html and report.md go (default: the one DIR)")
     p.add_argument("--bucket", default=None, metavar="ID", help="with --issue: the bucket (id, key or folder name)")
     p.add_argument("--issue", action="store_true",
-                   help="print the bucket's issue body (tier, component, labels, releases, plain repro) to paste")
+                   help="print the bucket's issue body (tier, component, labels, releases, plain repro) to paste; "
+                        "its releases line is filled in first from the release environments installed, if any")
+    p.add_argument("--no-releases", action="store_true",
+                   help="with --issue: do not run the repro on the installed release environments")
     p.set_defaults(func=cmd_report)

@@ -7,10 +7,14 @@
   tried, their build tags, how many buckets are fixed); `bugs` recounted with `row_is_bug`, which keeps a
   bucket with `fixed_in` out (it is listed apart: a user of an older release still needs it);
 - the campaign's report (`report.html`, `report.md`) is rendered again, showing the matrix per bucket.
+
+`check_bucket` does it for one bucket on the release environments already installed (none is built): what
+`dynfuzz report DIR --bucket ID --issue` runs before it prints the issue body, so the releases line is filled.
 """
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -137,3 +141,24 @@ def _summary_back(campaign: Path, rows: list[Row], builds: dict[str, str]) -> di
 def _ident(bucket: dict[str, Any] | None) -> str:
     bucket = bucket or {}
     return str(bucket.get("id") or bucket.get("key") or bucket.get("folder"))
+
+
+def check_bucket(campaign: Path, row: dict[str, Any], log: Callable[[str], None]) -> bool:
+    """Run bucket `row`'s repro on every release environment installed in the dynfuzz cache and write the
+    verdicts back into `campaign`; False when none is installed or the bucket has no repro."""
+    from dynfuzz.releases.environments import EnvStore
+    from dynfuzz.releases.matrix import run_matrix
+    from dynfuzz.releases.repros import Repro, read_meta
+    from dynfuzz.report.data import resolve_path
+
+    repro = resolve_path(campaign, row.get("repro"))
+    if repro is None or not repro.is_file():
+        return False
+    with EnvStore(log=log, progress=lambda line: None) as store:
+        envs = {rel: env for rel, env in store.listing() if env is not None}
+        if not envs:
+            return False
+        log(f"releases: {repro.parent.name} on {', '.join(envs)} (installed release environments)")
+        rows = run_matrix([Repro(repro, repro.parent.name, read_meta(repro), campaign, row)], envs, jobs=2)
+    write_back(campaign, rows, {rel: env.torch for rel, env in envs.items()})
+    return True

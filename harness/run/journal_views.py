@@ -134,7 +134,6 @@ def replay(ledger: Any, facts: list[dict[str, Any]], triaging: bool) -> list[Any
             setattr(ledger, name, counts.get(name, 0))
         for name in _COUNTED:
             setattr(ledger, name, Counter(counts.get(name, {})))
-    _apply_releases(ledger, facts)
     after = max((i for i, row in enumerate(facts) if row["fact"] == "progress"), default=-1)
     ledger.unconfirmed = Counter((row["ident"], row["seed"]) for row in facts[after + 1:]
                                  if row["fact"] == "finding" and row.get("seed") is not None)
@@ -143,7 +142,9 @@ def replay(ledger: Any, facts: list[dict[str, Any]], triaging: bool) -> list[Any
 
 
 def _apply_releases(ledger: Any, facts: list[dict[str, Any]]) -> None:
-    """`release` facts onto the buckets they name (by key): their row fields, and report.md's section."""
+    """`release` facts onto the buckets they name (by key): their row fields, and report.md's section. A release
+    check of a bucket that only settling files (a suspect still waiting, `unminimized`) was dropped when this
+    ran before `Ledger.settle`."""
     from dynfuzz.releases.campaign_folder import with_section
 
     for row in facts:
@@ -217,6 +218,7 @@ def ledger_from_journal(out: Path, known: Any = None, settle: bool = True) -> tu
     jobs = replay(ledger, facts, triaging=settings.get("minimize_budget") is not None)
     if settle:
         ledger.settle()
+    _apply_releases(ledger, facts)  # after settle: an unminimized bucket of a waiting suspect is made there
     return ledger, jobs, facts
 
 
