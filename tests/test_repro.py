@@ -162,6 +162,13 @@ def test_repro_verdict_equals_the_oracle_with_each_double(name, program, eager, 
     assert run_script(text) == 0, text  # real torch is a correct compiler for these programs
     if name == "recall":
         assert "for call in range(2):" in text and 'ns["between"](call)' in text
+    if f.kind == "crash" and f.oracle == "exceptions":  # eager raised nowhere: the crash, uncaught, fails it
+        lean = render_repro(case, f, spec, metadata_for(case, f, spec), eager_ok=True)
+        assert "except Exception" not in lean and "isinstance(c_out" not in lean and "assert_close" in lean, lean
+        assert code_lines(lean) < code_lines(text) and code_lines(lean) <= 12, lean
+        with pytest.raises(Exception, match="simulated internal error"):
+            run_script(lean, double, monkeypatch)
+        assert run_script(lean) == 0, lean
     if f.oracle not in ("exceptions", "guards", "illegal"):  # minimization saw eager raise in no call
         lean = render_repro(case, f, spec, metadata_for(case, f, spec), eager_ok=True)
         assert "except Exception" not in lean and code_lines(lean) <= code_lines(text), lean
@@ -392,7 +399,8 @@ def test_a_minimized_repro_is_plain_short_and_exits_1_in_a_fresh_process(name, t
     assert code_lines(t.repro) <= 30, script_of(t.repro)
     path = write_repro(tmp_path / "repro.py", t.repro)
     done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 1 and "AssertionError" in done.stderr, done.stderr[-3000:]
+    crashed = "\n    c_out = " in done.stderr and "/torch/" in done.stderr  # a crash: torch's traceback ends it
+    assert done.returncode == 1 and ("AssertionError" in done.stderr or crashed), done.stderr[-3000:]
     assert read_program(path).meta["signature"] == t.finding.signature  # its metadata, from repro.json
 
 

@@ -132,12 +132,13 @@ def run_trial(out: Path, mutants: str | list[str] | tuple[str, ...], family: str
 
 
 def fails_under(repro: Path, mutant: str | None, timeout: float = 300) -> bool:
-    """Whether the standalone script `repro` fails its check (exit 1 on an AssertionError, as `verify_repro`
-    reads a script) with `mutant` alone applied, or on unmodified torch (None), in a fresh process. A script that
+    """Whether the standalone script `repro` fails (exit 1 on an AssertionError, or torch's crash in its
+    compiled call: `repro.script_failed`, as `verify_repro` reads a script) with `mutant` alone applied, or
+    on unmodified torch (None), in a fresh process. A script that
     breaks otherwise (exit 1 on a KeyError...) has shown nothing either way."""
-    from dynfuzz.triage.repro import _raised
+    from dynfuzz.triage.repro import script_failed
 
     env = {k: v for k, v in os.environ.items() if k not in (ENV, DISABLE_ENV)}
     cmd = [sys.executable, "-c", RUN_WITH_MUTANT, mutant, str(repro)] if mutant else [sys.executable, str(repro)]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
-    return done.returncode == 1 and _raised(done.stderr) == "AssertionError"
+    return done.returncode == 1 and script_failed(done.stderr)

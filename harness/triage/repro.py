@@ -109,8 +109,9 @@ def dynamo_config(case: Case) -> dict[str, Any]:
 def plan_for(case: Case, finding: Finding | None, spec: CompileSpec, eager_ok: bool | None = None) -> Plan:
     """The call plan up to the diverging call, compiled with the finding's settings (spec, then the
     program's COMPILE_OPTIONS, as `TorchCompiler.compile` merges them). With `eager_ok` (minimization saw eager
-    raise in no call) only an exception finding and an illegal program (whose compiled call may rightly raise)
-    catch exceptions: anywhere else a call that raises is the bug."""
+    raise in no call) only an exception that eager raised too and an illegal program (whose compiled call may
+    rightly raise) are caught: anywhere else a call that raises is the bug, and a compiled call that crashes
+    ends the script with torch's own traceback (exit 1), which is what PyTorch's triage compares."""
     calls = int(_program_literal(case.source, "CALLS") or 2)
     if finding is not None and finding.call is not None:
         calls = min(calls, finding.call + 1) if finding.oracle != "recompiles" else finding.call + 1
@@ -131,11 +132,11 @@ def plan_for(case: Case, finding: Finding | None, spec: CompileSpec, eager_ok: b
         return Plan(calls=2, catch=True, frames=finding.kind == "over-guard", seed="rand" in text, options=options,
                     perturb=render_perturbation(finding, case))
     # An earlier call that raised in both modes is skipped by every oracle, so the repro must survive it too.
-    catch = oracle in ("exceptions", "illegal") if eager_ok else oracle in _CATCHING or calls > 1
+    raised = finding is not None and finding.oracle == "exceptions" and finding.kind in _RAISED
+    catch = (oracle in ("exceptions", "illegal") and not raised) if eager_ok else oracle in _CATCHING or calls > 1
     return Plan(calls=calls, between=_defines(case.source, "between"), catch=catch,
                 backward=oracle in ("grads", "effects", "illegal") and any(w in text for w in _GRAD_WORDS),
-                frames=oracle == "recompiles", seed="rand" in text, options=options,
-                crash_values=finding is not None and finding.oracle == "exceptions" and finding.kind in _RAISED)
+                frames=oracle == "recompiles", seed="rand" in text, options=options, crash_values=raised)
 
 
 def _check_lines(case: Case, finding: Finding | None) -> tuple[list[str], bool]:
@@ -180,6 +181,8 @@ def render_repro(case: Case, finding: Finding | None, spec: CompileSpec, meta: d
         meta["check"] = "dynfuzz"
     if case.eager_source:
         meta["eager_program"] = case.eager_source
+    if plan.crash_values and not plan.catch:  # the crash itself fails the script; once fixed, the values decide
+        check = []
     config = dynamo_config(case)
     if config:  # the case's own config, which its program may not spell out (a minimized one dropped it)
         meta["dynamo_config"] = config
@@ -206,9 +209,25 @@ def _run_verdict(cmd: list[str], timeout: float, script: bool) -> str:
         return "flaky"
     if done.returncode != 1:
         return "error"
-    if script and _raised(done.stderr) != "AssertionError":
-        return "error"  # the script itself broke (not its check): never a reproduction
+    if script and not script_failed(done.stderr):
+        return "error"  # the script itself broke (not its check, not the compiled call): never a reproduction
     return "reproduces"
+
+
+def _from_compiled_call(stderr: str) -> bool:
+    """Whether a traceback starts at the script's compiled call (`c_out = ...`) and goes on into torch: a crash
+    repro lets the compiled call's exception end it, torch's own traceback being what PyTorch's triage compares
+    (a name the script itself lacks fails in its own frame: not a reproduction)."""
+    lines = stderr.splitlines()
+    call = next((i for i, line in enumerate(lines[:-1]) if line.startswith('  File "') and "<module>" in line
+                 and lines[i + 1].strip().startswith(("c_out = ", "c_out, c_args = "))), None)
+    return call is not None and any(line.startswith('  File "') and "/torch/" in line for line in lines[call + 1:])
+
+
+def script_failed(stderr: str) -> bool:
+    """Whether a repro script that exited 1 failed as a repro fails (its check, or its compiled call's crash),
+    not because the script itself broke."""
+    return _raised(stderr) == "AssertionError" or _from_compiled_call(stderr)
 
 
 def _raised(stderr: str) -> str | None:
