@@ -44,12 +44,14 @@ class CaseResult:
 
 
 def judge(case: Case, compiler: Compiler, spec: CompileSpec, only: tuple[str, ...] = (),
-          reference: bool | None = None, guards: bool | None = None) -> CaseResult:
+          reference: bool | None = None, guards: bool | None = None, eager_ok: bool | None = None) -> CaseResult:
     """Run `case` eagerly and through `compiler`, and return every oracle's findings, deduplicated.
 
     `reference` traces the case with reference_impl (skipped when it is unsupported); `guards` runs the
     guard perturbations, which need the trace and cost about one compile each. Both default to the
-    spec's settings (`--reference`, `--guards`), off unless asked for."""
+    spec's settings (`--reference`, `--guards`), off unless asked for. With `eager_ok`, a case whose eager run
+    raises (True: in any call) or not otherwise is answered at once, with no findings and no compile: a
+    reducer's candidate that broke the program costs an eager run, not a compile."""
     guards = spec.guards if guards is None else guards
     reference = spec.reference or guards if reference is None else reference or guards
     missing = missing_dynamo_settings(case.dynamo_config)
@@ -66,6 +68,9 @@ def judge(case: Case, compiler: Compiler, spec: CompileSpec, only: tuple[str, ..
     absent = _absent_in_eager(eager)
     if absent:
         return CaseResult([], case.tags, True, skipped=absent_reason(absent))
+    ran = eager.setup_error is None and all(c.error is None for c in eager.calls)
+    if eager_ok is not None and ran != eager_ok:
+        return CaseResult([], case.tags, ran)
     facts = {RNG_USED: _rng_advanced(rng, spec.device)}
     obs = _compiled_observations(case, compiler, spec, spec.backend, eager, facts)
     behaviours = collect_behaviours()
@@ -98,8 +103,7 @@ def judge(case: Case, compiler: Compiler, spec: CompileSpec, only: tuple[str, ..
     timings["harness"] = max(total - sum(timings.values()), 0.0)
     timings["total"] = total
     timings.update(layer_timings)
-    eager_ok = eager.setup_error is None and all(c.error is None for c in eager.calls)
-    result = CaseResult(findings, case.tags, eager_ok, timings, compiled.frames, compiled.graph_breaks, ref_info)
+    result = CaseResult(findings, case.tags, ran, timings, compiled.frames, compiled.graph_breaks, ref_info)
     result.skipped = skip[1] if skip is not None else None
     result.behaviours, result.observers = behaviours, tuple(installed())
     return result

@@ -243,7 +243,8 @@ def explain(case: Case, finding: Finding, spec: CompileSpec, compiler: Compiler 
         calls += 1
         try:
             with time_limit(CANDIDATE_SECONDS):
-                result = judge(replace(case, source=source, eager_source=eager_source, choices=()), compiler, spec)
+                result = judge(replace(case, source=source, eager_source=eager_source, choices=()), compiler, spec,
+                               eager_ok=True)
         except Exception:
             continue  # the ablated program broke dynfuzz itself, or ran too long: no evidence either way
         if not result.eager_ok:

@@ -98,7 +98,8 @@ class Judge:
         self.calls += 1
         try:
             with time_limit(CANDIDATE_SECONDS):
-                result = judge(case, self.compiler, self.spec, only=(self.target.oracle,) if self.target.oracle else ())
+                result = judge(case, self.compiler, self.spec, only=(self.target.oracle,) if self.target.oracle else (),
+                               eager_ok=self.target.eager_ok)
         except Exception:  # a candidate that breaks or runs too long (a loop whose step was deleted) is rejected
             return None
         if result.eager_ok != self.target.eager_ok:
