@@ -1,6 +1,6 @@
 """Are a campaign's minimized repros what PyTorch's issue triage accepts: short, and failing on their own?
 
-For each campaign folder, every bucket whose repro is minimized (`status` ok in `summary.json`): its size as
+For each campaign folder, every bucket whose repro is minimized (`status` ok or unexplained): its size as
 PyTorch's triage counts it (`repro_meta.code_lines`: non-blank lines that are neither comments nor imports),
 and its exit status when run as a plain script in a fresh process, with `--python` (the torch it was found
 on) and a 120 s limit, from a scratch folder. Targets: median at most 20 lines, maximum 30, at least 95% exit 1.
@@ -25,6 +25,7 @@ from pathlib import Path
 from dynfuzz.triage.repro_meta import code_lines
 
 LIMIT = 120.0
+MINIMIZED = ("ok", "unexplained")  # a bucket whose repro is minimized (explained or not)
 
 
 def run_repro(python: str, repro: Path, limit: float = LIMIT) -> tuple[int | None, float]:
@@ -46,7 +47,7 @@ def measure(folder: Path, python: str | None) -> list[dict]:
     rows = []
     for bucket in summary.get("buckets", []):
         repro = folder / str(bucket.get("repro") or "")
-        if bucket.get("status") != "ok" or not repro.is_file():
+        if bucket.get("status") not in MINIMIZED or not repro.is_file():
             continue
         row = {"key": bucket["key"], "tier": bucket.get("tier"), "lines": code_lines(repro.read_text()),
                "repro": str(repro), "exit": None, "seconds": None}
