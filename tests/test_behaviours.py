@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from dynfuzz.generators.case import Case
 from dynfuzz.run import torch_observers
-from dynfuzz.run.behaviour_log import BehaviourLog, novelty_reward
+from dynfuzz.campaign.behaviour_log import BehaviourLog, novelty_reward
 from dynfuzz.run.behaviours import (
     collect,
     full_universe,

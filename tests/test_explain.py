@@ -6,7 +6,7 @@ import time
 
 import pytest
 from dynfuzz.generators.case import Case
-from dynfuzz.run.campaign import Campaign, CampaignConfig
+from dynfuzz.campaign.campaign import Campaign, CampaignConfig
 from dynfuzz.run.compilers import CompileSpec, make_compiler
 from dynfuzz.run.judge import judge
 from dynfuzz.triage.explain import cheap_explanation, explain
@@ -175,7 +175,7 @@ def test_dynfuzz_explain_prints_the_key_a_campaign_would_file(tmp_path, capsys):
     import json as _json
 
     from dynfuzz.cli import main
-    from dynfuzz.run.ledger import Ledger
+    from dynfuzz.campaign.ledger import Ledger
     from dynfuzz.triage.queue import triage_one
 
     program = tmp_path / "set_arg.py"

@@ -23,9 +23,9 @@ def test_every_class_has_one_tier_and_only_miscompiles_and_crashes_are_bugs():
 def test_a_refusal_bucket_is_never_counted_in_bugs(tmp_path):
     from dynfuzz.generators.case import Case
     from dynfuzz.oracles.model import finding
-    from dynfuzz.run.campaign import CampaignConfig
+    from dynfuzz.campaign.campaign import CampaignConfig
     from dynfuzz.run.compilers import CompileSpec
-    from dynfuzz.run.ledger import Ledger
+    from dynfuzz.campaign.ledger import Ledger
 
     ledger = Ledger(CampaignConfig(budget=1, out=tmp_path, spec=CompileSpec(), progress=False))
     case = Case("import torch\ndef f(x):\n    return x + 1\ndef inputs(device, call=0):\n    return (torch.ones(2),)\n")

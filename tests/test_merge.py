@@ -6,7 +6,7 @@ import json
 
 from dynfuzz.cli import main
 from dynfuzz.merge import merge_summaries
-from dynfuzz.run.campaign import Campaign, CampaignConfig
+from dynfuzz.campaign.campaign import Campaign, CampaignConfig
 from dynfuzz.run.compilers import CompileSpec
 
 

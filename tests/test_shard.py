@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from dynfuzz.cli import main
 from dynfuzz.generators.case import case_seed
-from dynfuzz.run.campaign import Campaign, CampaignConfig
+from dynfuzz.campaign.campaign import Campaign, CampaignConfig
 from dynfuzz.run.compilers import CompileSpec
 
 

@@ -53,8 +53,8 @@ def write_back(campaign: Path, rows: list[Row], builds: dict[str, str]) -> dict[
     """Write the matrix of `campaign`'s buckets into it (module docstring), under the folder's lock; returns the
     new summary. A journaled campaign gets a `release` fact, and its views are made again from the journal."""
     from dynfuzz.report import write_report
-    from dynfuzz.run.journal import has_journal
-    from dynfuzz.run.out_folder import claim
+    from dynfuzz.campaign.journal import has_journal
+    from dynfuzz.campaign.out_folder import claim
 
     lock = claim(campaign, resume=True, verb="releases check")
     try:
@@ -81,8 +81,8 @@ def _verdict(row: Row, builds: dict[str, str]) -> dict[str, Any]:
 
 
 def _journal_back(campaign: Path, rows: list[Row], builds: dict[str, str]) -> dict[str, Any]:
-    from dynfuzz.run.journal import Journal
-    from dynfuzz.run.journal_views import rebuild
+    from dynfuzz.campaign.journal import Journal
+    from dynfuzz.campaign.journal_views import rebuild
 
     current = json.loads((campaign / "summary.json").read_text()) if (campaign / "summary.json").is_file() else {}
     mine = {_ident(row.repro.bucket): row for row in rows if row.repro.campaign == campaign and row.repro.bucket}

@@ -3,7 +3,7 @@ a crash's surface key names, and the frames a crash's identity is made of (`cras
 
 The identity frames are computed where the live exception is, in the worker (`run/execute.exc_info`), so a crash
 carries its identity from the case that found it: a campaign joins a crash to a bucket triage already explained
-under the same frames without triaging it again (run/ledger.py, Note [A crash's identity is cheap]).
+under the same frames without triaging it again (campaign/ledger.py, Note [A crash's identity is cheap]).
 """
 from __future__ import annotations
 

@@ -145,7 +145,7 @@ CRASH_CONSTRUCT = "torch"  # a cheap crash key names its frames, not a construct
 def cheap_explanation(case: Case, finding: Finding) -> Explanation:
     """The key without ablation: the most specific construct of the program as it is (no judge calls); a crash
     the worker read identity frames of is named by them instead, as its explained key will be (Note [A crash's
-    identity is cheap] in run/crash_join.py): its surface would split one crash into a bucket per program. Not an
+    identity is cheap] in campaign/crash_join.py): its surface would split one crash into a bucket per program. Not an
     exception the traced code raised, nor a typed graph break: Dynamo re-raises those from frames that name
     nothing of the fault, and the program's construct is what tells them apart."""
     cls = divergence_class(finding)

@@ -1,6 +1,6 @@
 """The views of a campaign's journal: summary.json, findings/, queue/ and the report, made again from it alone.
 
-Why: see Note [The journal is the campaign] (run/journal.py). `replay` feeds the journal's facts, in order, to a
+Why: see Note [The journal is the campaign] (campaign/journal.py). `replay` feeds the journal's facts, in order, to a
 fresh `Ledger` with its journal off: each finding is recorded, each triage result applied, each known-issue
 verdict taken as it was journaled, exactly as the campaign did when it learned them. The bucket folders and the
 queue come out of that (the ledger writes them), counts the journal does not hold fact by fact (cases, features,
@@ -16,7 +16,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from dynfuzz.run.journal import decode, last, read_journal, settings_fact
+from dynfuzz.campaign.journal import decode, last, read_journal, settings_fact
 
 # summary.json fields that are settings: written once by the `settings` fact, never by a later command
 SETTINGS_FIELDS = ("torch", "python", "hypothesis", "dynfuzz_commit", "torch_patches", "backend", "device",
@@ -71,7 +71,7 @@ class _Waiting:
 
 def config_for(out: Path, settings: dict[str, Any], known: Any = None, **extra: Any) -> Any:
     """A CampaignConfig with the journal's settings (a replay files and keys exactly as the campaign did)."""
-    from dynfuzz.run.campaign import CampaignConfig
+    from dynfuzz.campaign.campaign import CampaignConfig
     from dynfuzz.run.compilers import CompileSpec
     from dynfuzz.triage.known import KnownIssues
 
@@ -209,7 +209,7 @@ def write_summary(out: Path, summary: dict[str, Any]) -> None:
 
 def ledger_from_journal(out: Path, known: Any = None, settle: bool = True) -> tuple[Any, list[Any], list[dict]]:
     """A ledger with everything the journal of `out` holds, the views it writes rewritten; the jobs waiting."""
-    from dynfuzz.run.ledger import Ledger
+    from dynfuzz.campaign.ledger import Ledger
 
     facts = read_journal(out)
     settings = effective_settings(facts, out)

@@ -20,14 +20,14 @@ from typing import Any
 
 from dynfuzz.generators.case import Case
 from dynfuzz.run.compilers import CompileSpec
-from dynfuzz.run.line_coverage import CoverageSpec
+from dynfuzz.campaign.line_coverage import CoverageSpec
 
 
 def _worker_main(conn: Connection, spec: CompileSpec, coverage: CoverageSpec | None = None,
                  limits: WorkerLimits | None = None, index: int = 0) -> None:
     from dynfuzz.run.compilers import make_compiler
     from dynfuzz.run.isolation import confine, memory_limit_reached, run_case
-    from dynfuzz.run.line_coverage import Collector
+    from dynfuzz.campaign.line_coverage import Collector
 
     limits = limits or WorkerLimits()
     confine(limits.memory, limits.log_for(index))  # before torch is imported: its start-up counts too
