@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from dynfuzz.campaign.journal import decode, last, read_journal, settings_fact
+from dynfuzz.triage.issue import with_section
 
 # summary.json fields that are settings: written once by the `settings` fact, never by a later command
 SETTINGS_FIELDS = ("torch", "python", "hypothesis", "dynfuzz_commit", "torch_patches", "backend", "device",
@@ -144,8 +145,6 @@ def replay(ledger: Any, facts: list[dict[str, Any]], triaging: bool) -> list[Any
 
 def _apply_releases(ledger: Any, facts: list[dict[str, Any]]) -> None:
     """`release` facts onto the buckets they name (by key): their row fields, and report.md's section."""
-    from dynfuzz.releases.campaign_folder import with_section
-
     for row in facts:
         if row["fact"] != "release":
             continue

@@ -23,6 +23,7 @@ from typing import Any
 from dynfuzz.generators.case import Case
 from dynfuzz.oracles import Finding
 from dynfuzz.run.compilers import CompileSpec
+from dynfuzz.run.isolation import RECYCLE_RSS_GROWTH, resident_bytes
 from dynfuzz.run.multi_backend import spec_for
 from dynfuzz.triage.explain import Explanation
 from dynfuzz.triage.pending import QUEUED, job_rank
@@ -174,8 +175,6 @@ class TriageQueue:
         self.process = self.conn = None
 
     def _worn_out(self) -> bool:
-        from dynfuzz.campaign.workers import RECYCLE_RSS_GROWTH, resident_bytes
-
         if self.process is None or not self.process.is_alive() or self.jobs == 0:
             return False
         if self.jobs >= RECYCLE_JOBS:
