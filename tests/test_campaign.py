@@ -72,9 +72,9 @@ def test_one_symptom_of_two_causes_is_filed_twice_and_a_known_cause_hides_neithe
     """ "out[0] values differ" from a known bug and from another program kind: the second is a new finding, not one
     more count of the known issue (a campaign once counted a new torch bug into a known bucket this way); and
     without triage a cheap key never makes a finding known."""
+    from dynfuzz.campaign.ledger import Ledger
     from dynfuzz.generators.case import draw_case
     from dynfuzz.oracles.model import finding
-    from dynfuzz.campaign.ledger import Ledger
     from dynfuzz.triage.explain import cheap_explanation
 
     f = finding("outputs", "miscompile", "out[0] values differ", "out[0] values differ")

@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from dynfuzz.cli import main
 from dynfuzz.campaign.campaign import Campaign, CampaignConfig
+from dynfuzz.cli import main
 from dynfuzz.run.compilers import CompileSpec
 from dynfuzz.triage.repro import read_program
 

@@ -8,12 +8,12 @@ import dataclasses
 import json
 
 import pytest
-from dynfuzz.generators.case import draw_case
-from dynfuzz.oracles.model import finding
 from dynfuzz.campaign.campaign import Campaign, CampaignConfig
 from dynfuzz.campaign.capacity import Capacity
-from dynfuzz.run.compilers import CompileSpec
 from dynfuzz.campaign.ledger import Ledger, identity
+from dynfuzz.generators.case import draw_case
+from dynfuzz.oracles.model import finding
+from dynfuzz.run.compilers import CompileSpec
 from dynfuzz.triage.explain import cheap_explanation
 from dynfuzz.triage.known import KnownIssues
 from dynfuzz.triage.pending import LOCALIZE, NEW, SUSPECT

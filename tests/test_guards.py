@@ -97,8 +97,8 @@ def test_a_perturbation_that_raises_is_a_counted_harness_error_never_dropped(tmp
     """Note [A perturbation that raises]: calls keep what torch raises as their result, so what escapes a
     perturbation is dynfuzz's own failure: an `oracle-error` the campaign counts among its harness errors (it
     used to become a note nothing counted), and never a finding."""
-    from dynfuzz.run import guard_probes
     from dynfuzz.campaign.campaign import Campaign, CampaignConfig
+    from dynfuzz.run import guard_probes
     from dynfuzz.run.guard_probes import Perturbation
 
     def broken(ns, fn, args):

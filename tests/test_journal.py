@@ -9,13 +9,13 @@ import os
 from pathlib import Path
 
 import pytest
-from dynfuzz.cli import main
-from dynfuzz.generators.case import draw_case
 from dynfuzz.campaign.campaign import Campaign, CampaignConfig
-from dynfuzz.run.compilers import CompileSpec
 from dynfuzz.campaign.journal import JOURNAL, Journal, read_journal
 from dynfuzz.campaign.journal_views import rebuild
 from dynfuzz.campaign.out_folder import LOCK
+from dynfuzz.cli import main
+from dynfuzz.generators.case import draw_case
+from dynfuzz.run.compilers import CompileSpec
 from test_filing import SYMPTOM, FakeQueue, ident_of, key_of, triaged_as
 
 SMALL = ["--family", "basic", "--workers", "0", "--compiler", "perturb-output", "--no-db", "--no-progress"]

@@ -389,9 +389,9 @@ def test_minimization_delays_the_end_by_a_tenth_of_the_budget_within_bounds():
 def test_a_worker_is_recycled_between_cases_and_no_case_is_lost():
     """Note [Workers are recycled]: a worker's memory grows with every compiled case (380 MB to 945 MB over a
     one-hour soak), so after `recycle_after` cases an idle worker is replaced; every case still reports."""
+    from dynfuzz.campaign.workers import Pool
     from dynfuzz.generators import case_seed, draw_case
     from dynfuzz.run.compilers import CompileSpec
-    from dynfuzz.campaign.workers import Pool
 
     pool = Pool(1, CompileSpec(), timeout=120.0, recycle_after=3)
     try:

@@ -8,9 +8,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from dynfuzz.campaign.campaign import Campaign, CampaignConfig
 from dynfuzz.cli import main
 from dynfuzz.report import write_report
-from dynfuzz.campaign.campaign import Campaign, CampaignConfig
 from dynfuzz.run.compilers import CompileSpec
 
 SECTIONS = ("totals", "time", "breakdown", "coverage", "buckets", "policy")

@@ -169,8 +169,8 @@ def test_a_campaign_never_changes_a_folder_it_did_not_create(tmp_path, capsys):
     empties it first; a second campaign cannot run in a folder a running one holds."""
     import fcntl
 
-    from dynfuzz.cli import main
     from dynfuzz.campaign.out_folder import LOCK
+    from dynfuzz.cli import main
 
     out = tmp_path / "out"
     (out / "findings" / "kept-bucket").mkdir(parents=True)

@@ -48,8 +48,8 @@ def _finding(row: dict[str, Any]) -> Finding:
 def restore(ledger: Any, summary: dict[str, Any], out: Path) -> list[Job]:
     """Counts, findings and buckets of `summary` into a fresh `ledger`; returns the triage jobs still on disk,
     with their findings attached (a suspect that was not filed yet goes back among the ledger's suspects)."""
-    from dynfuzz.report.data import resolve_path
     from dynfuzz.campaign.ledger import Unique, identity
+    from dynfuzz.report.data import resolve_path
 
     for name in _COUNTERS:
         setattr(ledger, name, getattr(ledger, name) + int(summary.get(name, 0)))

@@ -32,13 +32,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dynfuzz.campaign.behaviour_log import Novelty, novelty_reward
 from dynfuzz.generators.case import Case, case_from_program
 from dynfuzz.generators.choose import integer
 from dynfuzz.generators.compose import programs
 from dynfuzz.generators.families import load_families
 from dynfuzz.generators.hypothesis_compat import data_from_seed, draw_from_prefix, forced_integer
 from dynfuzz.generators.swarm import option_name
-from dynfuzz.campaign.behaviour_log import Novelty, novelty_reward
 from hypothesis.database import choices_to_bytes
 
 FLOOR = 0.3  # share of every pick that follows the default weights

@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dynfuzz.oracles.model import SEVERITY
 from dynfuzz.campaign.journal import relative
+from dynfuzz.oracles.model import SEVERITY
 from dynfuzz.run.multi_backend import layer_summary
 from dynfuzz.run.provenance import provenance
 from dynfuzz.triage.pending import Job, identity

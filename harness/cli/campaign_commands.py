@@ -14,10 +14,10 @@ from dynfuzz.errors import UsageError
 
 
 def cmd_fuzz(args) -> int:
-    from dynfuzz.releases.known_verifier import verifying
     from dynfuzz.campaign.campaign import Campaign, CampaignConfig
     from dynfuzz.campaign.out_folder import claim
     from dynfuzz.campaign.resume import flags_of
+    from dynfuzz.releases.known_verifier import verifying
     from dynfuzz.run.torch_compat import pristine_tree
 
     budget = parse_duration(args.budget or "60s")
@@ -55,8 +55,8 @@ def cmd_fuzz(args) -> int:
 
 def _resume(args):
     """`--resume DIR`: the saved campaign's state, its settings written into `args` (campaign/resume.py)."""
-    from dynfuzz.cli import build_parser
     from dynfuzz.campaign.resume import DEFAULTS, FLAGS, SETTINGS, apply_settings, load
+    from dynfuzz.cli import build_parser
 
     if args.resume is None:
         return None
