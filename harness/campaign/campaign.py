@@ -20,21 +20,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dynfuzz.generators.case import Case, case_seed, draw_case
-from dynfuzz.report import write_campaign_report
-from dynfuzz.report.plot import write_progress_svg
 from dynfuzz.campaign.behaviour_log import BehaviourLog
 from dynfuzz.campaign.capacity import Capacity, drain_grace
-from dynfuzz.run.compilers import CompileSpec, make_compiler
+from dynfuzz.campaign.journal import Journal, last
 from dynfuzz.campaign.ledger import Ledger, Unique  # noqa: F401  (Unique: re-exported for callers)
 from dynfuzz.campaign.line_coverage import Collector, CoverageSpec, Tracker
 from dynfuzz.campaign.progress import Reporter
-from dynfuzz.campaign.journal import Journal, last
 from dynfuzz.campaign.resume import ResumeState
+from dynfuzz.generators.case import Case, case_seed, draw_case
+from dynfuzz.report import write_campaign_report
+from dynfuzz.report.plot import write_progress_svg
+from dynfuzz.run.compilers import CompileSpec, make_compiler
 from dynfuzz.run.torch_observers import record as observer_record
 from dynfuzz.triage.known import KnownIssues
 from dynfuzz.triage.pending import NEW, SUSPECT
-from dynfuzz.triage.queue import triage_lanes
+from dynfuzz.triage.queue import TriagePool, triage_lanes
 from hypothesis.errors import StopTest
 
 END_GRACE = 10.0  # seconds running cases get to finish after the budget is spent or a stop is asked for
@@ -189,8 +189,6 @@ class Campaign:
 
         remove_compile_cache = campaign_compile_cache(cfg.out)  # before any worker starts: they inherit it
         if cfg.minimize_budget:
-            from dynfuzz.triage.queue import TriagePool, triage_lanes
-
             self.triage = TriagePool(cfg.spec, cfg.minimize_budget, triage_lanes(cfg.workers),
                                      log_dir=cfg.out / "workers")
             self.ledger.triage = self.triage

@@ -17,10 +17,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dynfuzz.errors import UsageError
 from dynfuzz.campaign.campaign_state import read_summary, restore
+from dynfuzz.errors import UsageError
 from dynfuzz.run.compilers import CompileSpec
 from dynfuzz.triage.known import KnownIssues, release
+from dynfuzz.triage.queue import TriagePool
 from dynfuzz.triage.repro import torch_version
 
 
@@ -50,11 +51,10 @@ def finish_triage(out: Path, budget: float, workers: int, minimize_budget: float
 
     if not has_journal(out):
         return _finish_summary_layout(out, budget, workers, minimize_budget, known, lanes_cls)
-    from dynfuzz.report import write_campaign_report
     from dynfuzz.campaign.journal import Journal, read_journal
     from dynfuzz.campaign.journal_views import compose, effective_settings, ledger_from_journal, write_summary
     from dynfuzz.campaign.out_folder import claim
-    from dynfuzz.triage.queue import TriagePool
+    from dynfuzz.report import write_campaign_report
 
     _same_torch(out, str(effective_settings(read_journal(out), out).get("torch", "?")))
     lock = claim(out, resume=True, verb="triage")  # noqa: F841  (held while it runs)
@@ -89,11 +89,10 @@ def finish_triage(out: Path, budget: float, workers: int, minimize_budget: float
 def _finish_summary_layout(out: Path, budget: float, workers: int, minimize_budget: float,
                            known: KnownIssues | None, lanes_cls: Any) -> dict[str, Any]:
     """`dynfuzz triage` on a folder an earlier dynfuzz wrote (summary.json, no journal)."""
-    from dynfuzz.report import write_campaign_report
     from dynfuzz.campaign.campaign import CampaignConfig
     from dynfuzz.campaign.ledger import Ledger
     from dynfuzz.campaign.out_folder import claim
-    from dynfuzz.triage.queue import TriagePool
+    from dynfuzz.report import write_campaign_report
 
     summary = read_summary(out, "triage")
     _same_torch(out, str(summary.get("torch", "?")))

@@ -17,7 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from dynfuzz.campaign.journal import decode, last, read_journal, settings_fact
+from dynfuzz.triage.buckets import row_is_bug
 from dynfuzz.triage.issue import with_section
+from dynfuzz.triage.known import KnownIssues
+from dynfuzz.triage.pending import Job
 
 # summary.json fields that are settings: written once by the `settings` fact, never by a later command
 SETTINGS_FIELDS = ("torch", "python", "hypothesis", "dynfuzz_commit", "torch_patches", "backend", "device",
@@ -74,7 +77,6 @@ def config_for(out: Path, settings: dict[str, Any], known: Any = None, **extra: 
     """A CampaignConfig with the journal's settings (a replay files and keys exactly as the campaign did)."""
     from dynfuzz.campaign.campaign import CampaignConfig
     from dynfuzz.run.compilers import CompileSpec
-    from dynfuzz.triage.known import KnownIssues
 
     spec = dict(settings.get("spec") or {})
     spec["backends"] = tuple(spec.get("backends", ()))
@@ -92,8 +94,6 @@ def config_for(out: Path, settings: dict[str, Any], known: Any = None, **extra: 
 def replay(ledger: Any, facts: list[dict[str, Any]], triaging: bool) -> list[Any]:
     """Apply `facts` to a fresh `ledger` (journal off), rewriting findings/ and queue/ from nothing. Returns the
     triage jobs submitted and not answered (`triaging`: whether the campaign triaged at all)."""
-    from dynfuzz.triage.pending import Job
-
     out = ledger.config.out
     for name in ("findings", "queue"):
         shutil.rmtree(out / name, ignore_errors=True)
@@ -176,8 +176,6 @@ def compose(ledger: Any, facts: list[dict[str, Any]], out: Path, process: dict[s
             settings: dict[str, Any] | None = None) -> dict[str, Any]:
     """summary.json: the ledger's counts and buckets, the process fields of the run (`process`, else the last
     `progress` fact's), then the journal's settings over both, and what later commands journaled."""
-    from dynfuzz.triage.buckets import row_is_bug
-
     if process is None:
         process = latest_process(facts)
     settings = settings if settings is not None else effective_settings(facts, out)

@@ -24,16 +24,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dynfuzz.generators.case import Case
-from dynfuzz.oracles import Finding, finding
 from dynfuzz.campaign import ledger_summary
 from dynfuzz.campaign.crash_join import JOINED, CrashJoins, crash_identity
-from dynfuzz.run.harness_errors import HarnessError, HarnessErrorLog
 from dynfuzz.campaign.journal import encode
+from dynfuzz.generators.case import Case
+from dynfuzz.oracles import Finding, finding
+from dynfuzz.run.harness_errors import HarnessError, HarnessErrorLog
+from dynfuzz.run.multi_backend import spec_for
 from dynfuzz.triage.explain import Explanation, cheap_explanation, filed
 from dynfuzz.triage.filing import BucketFiler
+from dynfuzz.triage.localize import wants_localization
 from dynfuzz.triage.pending import LOCALIZE, NEW, SUSPECT, Job, PendingJobs, identity
-from dynfuzz.triage.repro import torch_version
+from dynfuzz.triage.repro import metadata_for, render_repro, torch_version
 
 if TYPE_CHECKING:
     from dynfuzz.campaign.campaign import CampaignConfig
@@ -256,9 +258,6 @@ class Ledger:
     def _queue(self, ident: str, case: Case, f: Finding, priority: int, cheap_key: str,
                crash: str | None = None) -> None:
         """Write the job to `queue/`; hand it to the lanes unless it follows a crash of its identity in triage."""
-        from dynfuzz.run.multi_backend import spec_for
-        from dynfuzz.triage.repro import metadata_for, render_repro
-
         job = Job(ident, case, f, priority, {"bucket_cheap": cheap_key})
         spec = spec_for(self.config.spec, f.layer)
         self.pending.save(job, render_repro(case, f, spec, metadata_for(case, f, spec, cheap_key=cheap_key)))
@@ -339,8 +338,6 @@ class Ledger:
 
     def _localize(self, bucket: Any, t: Any) -> None:
         """Queue the localization of a newly explained bucket of a silent divergence (lowest priority)."""
-        from dynfuzz.triage.localize import wants_localization
-
         if self.triage is None or bucket.key in self.localized or not wants_localization(t.explanation):
             return
         self.localized.add(bucket.key)

@@ -20,8 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dynfuzz.errors import UsageError
 from dynfuzz.campaign.campaign_state import read_summary
+from dynfuzz.errors import UsageError
+from dynfuzz.triage.known import release
+from dynfuzz.triage.repro import torch_version
 
 # summary.json field -> the `dynfuzz fuzz` flag (argparse dest) it came from
 SETTINGS = {"seed": "seed", "families": "family", "backend": "backend", "device": "device",
@@ -138,7 +140,6 @@ def apply_settings(state: ResumeState, args: Any, given: set[str]) -> None:
         args.no_minimize = saved is None
         if saved is not None:
             args.minimize_budget = f"{saved}s"
-    from dynfuzz.triage.known import release
 
     for name, now in current_environment().items():
         then = state.summary.get(name)
@@ -153,8 +154,6 @@ def current_environment() -> dict[str, Any]:
     """What summary.json records of the environment (ENVIRONMENT), as it is in this process."""
     import hypothesis
     from dynfuzz.generators.fragments import DISABLE_ENV
-    from dynfuzz.triage.known import release
-    from dynfuzz.triage.repro import torch_version
 
     return {"torch": release(torch_version()), "hypothesis": hypothesis.__version__,
             "disabled_constructs": sorted(t for t in os.environ.get(DISABLE_ENV, "").split(",") if t)}

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from dynfuzz.generators.case import Case
 from dynfuzz.oracles import Finding
 from dynfuzz.run.compilers import Compiler, CompileSpec, make_compiler
+from dynfuzz.run.judge import judge
 from dynfuzz.triage.buckets import CLASSES, bucket_key, divergence_class, error_of, fault_key, tier_of
 from dynfuzz.triage.constructs import Construct, classify, family
 from dynfuzz.triage.identity import GENERIC_MECHANISMS
@@ -180,7 +181,6 @@ def _layer(case: Case, finding: Finding, spec: CompileSpec) -> str | None:
 def _enables(case: Case, c: Construct, finding: Finding, cls: str, compiler: Compiler, spec: CompileSpec) -> bool:
     """Does the divergence also show when every call starts from the changed state (`Construct.fresh`)?
     Then the change only leads to the buggy code, and the key does not name it as a stale-guard change."""
-    from dynfuzz.run.judge import judge
     from dynfuzz.triage.minimize import CANDIDATE_SECONDS, time_limit
 
     source = c.fresh(case.source)
@@ -201,7 +201,6 @@ def explain(case: Case, finding: Finding, spec: CompileSpec, compiler: Compiler 
     most `max_calls` judge calls) and name the key. An ablation counts a construct responsible only when the
     ablated program still runs cleanly in eager and no longer diverges. `phases` (when given) receives the
     seconds and judge calls of the ablation and of layer triangulation."""
-    from dynfuzz.run.judge import judge
     from dynfuzz.triage.identity import observe_case
     from dynfuzz.triage.minimize import CANDIDATE_SECONDS, time_limit
 

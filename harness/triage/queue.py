@@ -23,7 +23,7 @@ from typing import Any
 from dynfuzz.generators.case import Case
 from dynfuzz.oracles import Finding
 from dynfuzz.run.compilers import CompileSpec
-from dynfuzz.run.isolation import RECYCLE_RSS_GROWTH, resident_bytes
+from dynfuzz.run.isolation import RECYCLE_RSS_GROWTH, confine, resident_bytes
 from dynfuzz.run.multi_backend import spec_for
 from dynfuzz.triage.explain import Explanation
 from dynfuzz.triage.pending import QUEUED, job_rank
@@ -110,8 +110,6 @@ def _worker_main(conn: Connection, spec: CompileSpec, budget: float, log: str | 
     stopping the lane stops the repro runs it started too (they compile into the campaign's cache)."""
     os.setpgrp()
     if log is not None:
-        from dynfuzz.run.isolation import confine
-
         confine(None, log)
     while True:
         job = conn.recv()
