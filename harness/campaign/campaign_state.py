@@ -14,6 +14,7 @@ from typing import Any
 
 from dynfuzz.errors import UsageError
 from dynfuzz.oracles import Finding
+from dynfuzz.report.data import resolve_path
 from dynfuzz.triage.filing import Bucket, explanation_from_row
 from dynfuzz.triage.pending import SUSPECT, Job
 
@@ -49,7 +50,6 @@ def restore(ledger: Any, summary: dict[str, Any], out: Path) -> list[Job]:
     """Counts, findings and buckets of `summary` into a fresh `ledger`; returns the triage jobs still on disk,
     with their findings attached (a suspect that was not filed yet goes back among the ledger's suspects)."""
     from dynfuzz.campaign.ledger import Unique, identity
-    from dynfuzz.report.data import resolve_path
 
     for name in _COUNTERS:
         setattr(ledger, name, getattr(ledger, name) + int(summary.get(name, 0)))

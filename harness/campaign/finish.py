@@ -19,6 +19,7 @@ from typing import Any
 
 from dynfuzz.campaign.campaign_state import read_summary, restore
 from dynfuzz.errors import UsageError
+from dynfuzz.report import write_campaign_report
 from dynfuzz.run.compilers import CompileSpec
 from dynfuzz.triage.known import KnownIssues, release
 from dynfuzz.triage.queue import TriagePool
@@ -54,7 +55,6 @@ def finish_triage(out: Path, budget: float, workers: int, minimize_budget: float
     from dynfuzz.campaign.journal import Journal, read_journal
     from dynfuzz.campaign.journal_views import compose, effective_settings, ledger_from_journal, write_summary
     from dynfuzz.campaign.out_folder import claim
-    from dynfuzz.report import write_campaign_report
 
     _same_torch(out, str(effective_settings(read_journal(out), out).get("torch", "?")))
     lock = claim(out, resume=True, verb="triage")  # noqa: F841  (held while it runs)
@@ -92,7 +92,6 @@ def _finish_summary_layout(out: Path, budget: float, workers: int, minimize_budg
     from dynfuzz.campaign.campaign import CampaignConfig
     from dynfuzz.campaign.ledger import Ledger
     from dynfuzz.campaign.out_folder import claim
-    from dynfuzz.report import write_campaign_report
 
     summary = read_summary(out, "triage")
     _same_torch(out, str(summary.get("torch", "?")))

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from dynfuzz.campaign.journal import decode, last, read_journal, settings_fact
+from dynfuzz.report import write_campaign_report
 from dynfuzz.triage.buckets import row_is_bug
 from dynfuzz.triage.issue import with_section
 from dynfuzz.triage.known import KnownIssues
@@ -223,8 +224,6 @@ def rebuild(out: Path, report: bool = True) -> dict[str, Any]:
     summary = compose(ledger, facts, out)
     write_summary(out, summary)
     if report:
-        from dynfuzz.report import write_campaign_report
-
         samples = out / "samples.json"
         write_campaign_report(out, [tuple(s) for s in json.loads(samples.read_text())] if samples.is_file() else [])
     return summary

@@ -14,8 +14,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+from dynfuzz.campaign.journal import Journal, has_journal
+from dynfuzz.campaign.journal_views import rebuild
+from dynfuzz.campaign.out_folder import claim
 from dynfuzz.releases.installer import version_key
 from dynfuzz.releases.matrix import Row
+from dynfuzz.report import write_report
+from dynfuzz.report.data import resolve_path
+from dynfuzz.triage.buckets import row_is_bug
 from dynfuzz.triage.issue import RELEASES_END, RELEASES_START, with_releases, with_section
 
 
@@ -41,10 +47,6 @@ def section(row: Row, builds: dict[str, str]) -> str:
 def write_back(campaign: Path, rows: list[Row], builds: dict[str, str]) -> dict[str, Any]:
     """Write the matrix of `campaign`'s buckets into it (module docstring), under the folder's lock; returns the
     new summary. A journaled campaign gets a `release` fact, and its views are made again from the journal."""
-    from dynfuzz.campaign.journal import has_journal
-    from dynfuzz.campaign.out_folder import claim
-    from dynfuzz.report import write_report
-
     lock = claim(campaign, resume=True, verb="releases check")
     try:
         summary = _journal_back(campaign, rows, builds) if has_journal(campaign) \
@@ -70,9 +72,6 @@ def _verdict(row: Row, builds: dict[str, str]) -> dict[str, Any]:
 
 
 def _journal_back(campaign: Path, rows: list[Row], builds: dict[str, str]) -> dict[str, Any]:
-    from dynfuzz.campaign.journal import Journal
-    from dynfuzz.campaign.journal_views import rebuild
-
     current = json.loads((campaign / "summary.json").read_text()) if (campaign / "summary.json").is_file() else {}
     mine = {_ident(row.repro.bucket): row for row in rows if row.repro.campaign == campaign and row.repro.bucket}
     verdicts = {b["key"]: _verdict(mine[_ident(b)], builds) for b in current.get("buckets", []) if _ident(b) in mine}
@@ -88,9 +87,6 @@ def _journal_back(campaign: Path, rows: list[Row], builds: dict[str, str]) -> di
 
 def _summary_back(campaign: Path, rows: list[Row], builds: dict[str, str]) -> dict[str, Any]:
     """An earlier layout (no journal): summary.json and report.md edited in place."""
-    from dynfuzz.report.data import resolve_path
-    from dynfuzz.triage.buckets import row_is_bug
-
     path = campaign / "summary.json"
     summary = json.loads(path.read_text())
     mine = {_ident(row.repro.bucket): row for row in rows if row.repro.campaign == campaign and row.repro.bucket}
