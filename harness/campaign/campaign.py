@@ -1,8 +1,9 @@
 """Fuzz campaigns: draw cases, run them in workers, triage what they find, summarise.
 
 The loop schedules cases onto local workers or Ray actors and lends workers to triage while findings wait
-(Note [Capacity follows the queue] in campaign/capacity.py); the ledger (campaign/ledger.py) counts and files every finding, into
-`OUT/findings/<slug>-<id>/` (one folder per root-cause bucket), before the next case is dispatched;
+(Note [Capacity follows the queue] in campaign/capacity.py); the ledger (campaign/ledger.py) counts and files
+every finding, into `OUT/findings/<slug>-<id>/` (one folder per root-cause bucket), before the next case is
+dispatched;
 `OUT/summary.json` is rewritten every few seconds and at the end, so a killed campaign still leaves one, and
 its triage queue stays on disk (`OUT/queue/`) for `dynfuzz triage`.
 """
