@@ -18,18 +18,14 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from dynfuzz.campaign.line_coverage import CoverageSpec
+from dynfuzz.campaign.line_coverage import Collector, CoverageSpec
 from dynfuzz.generators.case import Case
-from dynfuzz.run.compilers import CompileSpec
-from dynfuzz.run.isolation import RECYCLE_RSS_GROWTH, resident_bytes
+from dynfuzz.run.compilers import CompileSpec, make_compiler
+from dynfuzz.run.isolation import RECYCLE_RSS_GROWTH, confine, memory_limit_reached, resident_bytes, run_case
 
 
 def _worker_main(conn: Connection, spec: CompileSpec, coverage: CoverageSpec | None = None,
                  limits: WorkerLimits | None = None, index: int = 0) -> None:
-    from dynfuzz.campaign.line_coverage import Collector
-    from dynfuzz.run.compilers import make_compiler
-    from dynfuzz.run.isolation import confine, memory_limit_reached, run_case
-
     limits = limits or WorkerLimits()
     confine(limits.memory, limits.log_for(index))  # before torch is imported: its start-up counts too
     collector = Collector(coverage, "worker") if coverage is not None else None  # before torch is imported
