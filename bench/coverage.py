@@ -6,7 +6,7 @@ Each campaign is a separate `dynfuzz fuzz` process with `--no-db` (no replay), `
 - `unguided`: the deterministic stream of `--seed`, no line measurement;
 - `guided`: `--guided`, no line measurement;
 - `coverage`, `guided-coverage`: the same two with `--coverage` (with `--lines`, seed 0 only), for
-  line coverage of torch/_dynamo and of its reachable part (`dynfuzz.run.line_coverage.OUT_OF_REACH`).
+  line coverage of torch/_dynamo and of its reachable part (`dynfuzz.campaign.line_coverage.OUT_OF_REACH`).
 
 Prints, per seed and as medians over the seeds, distinct behaviours (singles and pairs, summary.json's
 `behaviours` block) and wall seconds, with the guided/unguided ratios; `--parallel` runs a seed's

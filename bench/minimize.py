@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from dynfuzz.campaign.campaign import Campaign, CampaignConfig  # noqa: E402
 from dynfuzz.doubles import DOUBLES  # noqa: E402
 from dynfuzz.errors import UsageError  # noqa: E402
-from dynfuzz.run.campaign import Campaign, CampaignConfig  # noqa: E402
 from dynfuzz.run.compilers import CompileSpec, make_compiler, quiet_torch_logs  # noqa: E402
 from dynfuzz.triage.minimize import program_lines  # noqa: E402
 from dynfuzz.triage.phases import ORDER  # noqa: E402

@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from dynfuzz.run import cluster  # noqa: E402
-from dynfuzz.run.campaign import Campaign, CampaignConfig  # noqa: E402
+from dynfuzz.campaign import cluster  # noqa: E402
+from dynfuzz.campaign.campaign import Campaign, CampaignConfig  # noqa: E402
 from dynfuzz.run.compilers import CompileSpec  # noqa: E402
 
 

@@ -195,7 +195,7 @@ def variant_figure(known: KnownIssues) -> dict:
 
 def campaign_figure(cases: int, seed: int, budget: float, minimize_budget: float) -> dict:
     """Figure 2: a campaign's buckets, labelled by the known issue they match, or as new."""
-    from dynfuzz.run.campaign import Campaign, CampaignConfig
+    from dynfuzz.campaign.campaign import Campaign, CampaignConfig
 
     known = KnownIssues.load()
     out = Path(tempfile.mkdtemp(prefix="bench-triage-"))

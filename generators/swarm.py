@@ -7,8 +7,8 @@ fragment, a nested block's fragments, a stdlib snippet pool, a Dynamo setting, a
 With swarm on, each option is *on* or *off* for a window of `period` consecutive case seeds (`seed // period`):
 on with probability `keep`, decided by a hash of the window and the option's name (`option_name`), so the same
 seed always sees the same subset, whatever ran before it. A pick is made among the options that are on, with
-their usual weights times a down-weight (Note [Explained constructs are down-weighted] in run/swarm_weights.py); when
-none is on, among all of them. A fragment that is off is never drawn in that window, so the constructs that are
+their usual weights times a down-weight (Note [Explained constructs are down-weighted] in campaign/swarm_weights.py);
+when none is on, among all of them. A fragment that is off is never drawn in that window, so the constructs that are
 on are combined more often with each other, and a fault that needs a construct the common mix drowns (or a
 combination a frequent construct pre-empts) gets its turn: the point of the paper, where each feature left out
 of a test configuration made some faults easier to reach.

@@ -22,8 +22,8 @@ _API = {
     "Case": ("dynfuzz.generators", "Case"),
     "check": ("dynfuzz.check", "check_source"),
     "minimize": ("dynfuzz.triage.minimize", "minimize"),
-    "Campaign": ("dynfuzz.run.campaign", "Campaign"),
-    "CampaignConfig": ("dynfuzz.run.campaign", "CampaignConfig"),
+    "Campaign": ("dynfuzz.campaign.campaign", "Campaign"),
+    "CampaignConfig": ("dynfuzz.campaign.campaign", "CampaignConfig"),
     "CompileSpec": ("dynfuzz.run.compiler_base", "CompileSpec"),
 }
 

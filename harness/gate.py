@@ -111,7 +111,7 @@ def run_gate(config: GateConfig) -> int:
 
 
 def _run(config: GateConfig, start: float) -> GateResult:
-    from dynfuzz.run.campaign import Campaign, CampaignConfig
+    from dynfuzz.campaign.campaign import Campaign, CampaignConfig
 
     files = discover([str(p) for p in config.corpus] or None)
     outcomes = replay(files, min(config.workers, 2), config.known) if files else []
@@ -119,7 +119,7 @@ def _run(config: GateConfig, start: float) -> GateResult:
     remaining = max(config.budget - (time.monotonic() - start), 1.0)
     summary: dict[str, Any] = {"cases": 0, "buckets": []}
     if config.cases:
-        from dynfuzz.run.out_folder import claim
+        from dynfuzz.campaign.out_folder import claim
 
         lock = claim(config.out / "campaign", overwrite=True, verb="gate")  # noqa: F841  (the gate owns its folder)
         campaign = Campaign(CampaignConfig(budget=remaining, out=config.out / "campaign", seed=config.seed,

@@ -182,7 +182,7 @@ def _repoint(items: list[dict[str, Any]], moved: dict[str, str]) -> None:
 
 def merge(dirs: list[str], out: Path) -> dict[str, Any]:
     """Merge the runs in `dirs` into `out/summary.json` and `out/findings/`; returns the merged summary."""
-    from dynfuzz.run.out_folder import claim, holds_campaign
+    from dynfuzz.campaign.out_folder import claim, holds_campaign
 
     runs = load_runs(dirs)
     if out.is_dir() and holds_campaign(out):

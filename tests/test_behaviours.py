@@ -5,9 +5,9 @@ Runs on every torch dynfuzz supports (`tox -e torch251` for 2.5.1, which has no 
 from __future__ import annotations
 
 import pytest
+from dynfuzz.campaign.behaviour_log import BehaviourLog, novelty_reward
 from dynfuzz.generators.case import Case
 from dynfuzz.run import torch_observers
-from dynfuzz.run.behaviour_log import BehaviourLog, novelty_reward
 from dynfuzz.run.behaviours import (
     collect,
     full_universe,

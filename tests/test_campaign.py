@@ -3,7 +3,7 @@ import json
 from pathlib import Path
 
 import pytest
-from dynfuzz.run.campaign import Campaign, CampaignConfig
+from dynfuzz.campaign.campaign import Campaign, CampaignConfig
 from dynfuzz.run.compilers import CompileSpec
 from dynfuzz.triage.known import KnownIssues
 from dynfuzz.triage.repro import read_program
@@ -72,9 +72,9 @@ def test_one_symptom_of_two_causes_is_filed_twice_and_a_known_cause_hides_neithe
     """ "out[0] values differ" from a known bug and from another program kind: the second is a new finding, not one
     more count of the known issue (a campaign once counted a new torch bug into a known bucket this way); and
     without triage a cheap key never makes a finding known."""
+    from dynfuzz.campaign.ledger import Ledger
     from dynfuzz.generators.case import draw_case
     from dynfuzz.oracles.model import finding
-    from dynfuzz.run.ledger import Ledger
     from dynfuzz.triage.explain import cheap_explanation
 
     f = finding("outputs", "miscompile", "out[0] values differ", "out[0] values differ")
@@ -132,7 +132,7 @@ def test_campaign_writes_a_progress_chart(tmp_path):
 
 def test_in_a_log_the_bucket_table_is_one_plain_line_per_bucket(capsys):
     """Not a terminal (CI, a redirect): rich would fold each row into an 80-column block; plain lines instead."""
-    from dynfuzz.run.progress import Reporter
+    from dynfuzz.campaign.progress import Reporter
 
     key = "outputs/wrong-value: a construct whose name is long enough to be folded at eighty columns @dynamo"
     repro = "/very/long/campaign/output/folder/findings/wrong-value-a-construct-whose-name-is-0123456789ab/repro.py"

@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
+from dynfuzz.campaign.campaign import Campaign, CampaignConfig
 from dynfuzz.cli import main
-from dynfuzz.run.campaign import Campaign, CampaignConfig
 from dynfuzz.run.compilers import CompileSpec
 from dynfuzz.triage.repro import read_program
 
@@ -74,7 +74,7 @@ def _kill_running_actors(pool, stop: threading.Event, killed: list[int]) -> None
 
 @pytest.mark.ray
 def test_an_actor_killed_while_running_a_case_files_that_case_as_a_crash(ray_cluster, tmp_path, monkeypatch):
-    from dynfuzz.run import cluster
+    from dynfuzz.campaign import cluster
 
     stop, killed, pools = threading.Event(), [], []
     original = cluster.RayPool.__init__
@@ -98,7 +98,7 @@ def test_an_actor_killed_while_running_a_case_files_that_case_as_a_crash(ray_clu
 def _kill_an_actor_midway(monkeypatch, lose_node: bool) -> dict:
     """SIGKILL the actor that was just sent a block, once some results came in (so the block dies with it);
     with `lose_node`, also drop its node-local record, as when Ray restarts it on another node."""
-    from dynfuzz.run import cluster
+    from dynfuzz.campaign import cluster
 
     collect, send, post_mortem = cluster.RayPool.collect, cluster.RayPool._send, cluster.RayPool._post_mortem
     state = {"killed": False, "results": 0}
@@ -162,7 +162,7 @@ def test_a_hanging_case_on_an_actor_becomes_a_hang_finding(ray_cluster, tmp_path
 
 @pytest.mark.ray
 def test_with_device_cuda_actors_are_scheduled_one_per_gpu(ray_cluster):
-    from dynfuzz.run.cluster import RayPool
+    from dynfuzz.campaign.cluster import RayPool
 
     pool = RayPool(CompileSpec(compiler="identity", device="cuda"), timeout=60)
     try:

@@ -7,9 +7,9 @@ import sys
 import textwrap
 
 import pytest
+from dynfuzz.campaign.line_coverage import Collector, CoverageSpec, Tracker, package_dir
+from dynfuzz.campaign.line_coverage_report import finish, functions, other_python_opcode, reachable
 from dynfuzz.cli import main
-from dynfuzz.run.line_coverage import Collector, CoverageSpec, Tracker, package_dir
-from dynfuzz.run.line_coverage_report import finish, functions, other_python_opcode, reachable
 
 PKG = "dynfuzz_cov_probe"
 

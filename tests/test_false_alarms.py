@@ -221,9 +221,9 @@ def test_identity_compiler_reports_nothing_on_generated_programs(fullgraph):
 
 
 def test_campaign_summary_counts_skipped_cases_by_reason(tmp_path):
-    from dynfuzz.run.campaign import CampaignConfig
+    from dynfuzz.campaign.campaign import CampaignConfig
+    from dynfuzz.campaign.ledger import Ledger
     from dynfuzz.run.judge import CaseResult
-    from dynfuzz.run.ledger import Ledger
 
     ledger = Ledger(CampaignConfig(budget=60, out=tmp_path))  # a constructor that fails is a failure, never a skip
     case = draw_case(0)

@@ -3,7 +3,8 @@ localization that ranks torch functions (with a fake coverage spectrum, so it ru
 from __future__ import annotations
 
 import pytest
-from dynfuzz.triage.buckets import CLASSES, TIERS, WRAPPER_FRAMES, fault_key, is_bug, row_is_bug, tier_of
+from dynfuzz.run.torch_frames import WRAPPER_FRAMES
+from dynfuzz.triage.buckets import CLASSES, TIERS, fault_key, is_bug, row_is_bug, tier_of
 from dynfuzz.triage.constructs import family
 from dynfuzz.triage.localize import locus_of, rank
 
@@ -21,11 +22,11 @@ def test_every_class_has_one_tier_and_only_miscompiles_and_crashes_are_bugs():
 
 
 def test_a_refusal_bucket_is_never_counted_in_bugs(tmp_path):
+    from dynfuzz.campaign.campaign import CampaignConfig
+    from dynfuzz.campaign.ledger import Ledger
     from dynfuzz.generators.case import Case
     from dynfuzz.oracles.model import finding
-    from dynfuzz.run.campaign import CampaignConfig
     from dynfuzz.run.compilers import CompileSpec
-    from dynfuzz.run.ledger import Ledger
 
     ledger = Ledger(CampaignConfig(budget=1, out=tmp_path, spec=CompileSpec(), progress=False))
     case = Case("import torch\ndef f(x):\n    return x + 1\ndef inputs(device, call=0):\n    return (torch.ones(2),)\n")

@@ -8,12 +8,12 @@ import dataclasses
 import json
 
 import pytest
+from dynfuzz.campaign.campaign import Campaign, CampaignConfig
+from dynfuzz.campaign.capacity import Capacity
+from dynfuzz.campaign.ledger import Ledger, identity
 from dynfuzz.generators.case import draw_case
 from dynfuzz.oracles.model import finding
-from dynfuzz.run.campaign import Campaign, CampaignConfig
-from dynfuzz.run.capacity import Capacity
 from dynfuzz.run.compilers import CompileSpec
-from dynfuzz.run.ledger import Ledger, identity
 from dynfuzz.triage.explain import cheap_explanation
 from dynfuzz.triage.known import KnownIssues
 from dynfuzz.triage.pending import LOCALIZE, NEW, SUSPECT
@@ -216,7 +216,7 @@ def test_workers_are_lent_to_triage_while_findings_wait_and_come_back():
 def test_dynfuzz_triage_finishes_what_a_campaign_left_queued(tmp_path):
     """A campaign whose triage never answered leaves its findings on disk (`queue/`) and its suspects filed under
     cheap keys; `dynfuzz triage DIR` runs them later, re-keys the buckets in place and empties the queue."""
-    from dynfuzz.run.finish import finish_triage
+    from dynfuzz.campaign.finish import finish_triage
 
     out = tmp_path / "out"
     cases = [draw_case(0), draw_case(1)]

@@ -49,7 +49,7 @@ def test_gate_reports_a_new_bucket_with_its_repro(tmp_path, capfd):
 
 
 def test_gate_internal_error_is_exit_3_and_never_a_divergence(tmp_path, capsys, monkeypatch):
-    from dynfuzz.run.campaign import Campaign
+    from dynfuzz.campaign.campaign import Campaign
 
     def broken(self):
         raise RuntimeError("simulated dynfuzz bug")
@@ -70,7 +70,7 @@ def test_the_gate_campaign_matches_known_issues_by_the_file_alone(tmp_path, monk
     """A campaign matches known issues by bucket key; the corpus's open and known signatures once added to the
     gate's known issues were read by nothing, so the campaign gets the known-issues file as it is."""
     from dynfuzz import gate
-    from dynfuzz.run.campaign import Campaign
+    from dynfuzz.campaign.campaign import Campaign
     from dynfuzz.triage.corpus_replay import Outcome
     from dynfuzz.triage.known import KnownIssues
 
@@ -117,7 +117,7 @@ def test_gate_usage_errors(tmp_path):
 @pytest.mark.parametrize("strict", [False, True])
 def test_a_new_refusal_fails_the_gate_only_with_strict(tmp_path, capsys, monkeypatch, strict):
     """A clean graph break under fullgraph is a feature gap: listed, but the gate fails on it only when asked."""
-    from dynfuzz.run.campaign import Campaign
+    from dynfuzz.campaign.campaign import Campaign
 
     refusal = {"id": "0" * 12, "key": "refusal: heapq.heapify on list under fullgraph=True raising Unsupported",
                "class": "refused", "tier": "refusal", "status": "ok", "count": 1, "folder": str(tmp_path),

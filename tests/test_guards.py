@@ -97,8 +97,8 @@ def test_a_perturbation_that_raises_is_a_counted_harness_error_never_dropped(tmp
     """Note [A perturbation that raises]: calls keep what torch raises as their result, so what escapes a
     perturbation is dynfuzz's own failure: an `oracle-error` the campaign counts among its harness errors (it
     used to become a note nothing counted), and never a finding."""
+    from dynfuzz.campaign.campaign import Campaign, CampaignConfig
     from dynfuzz.run import guard_probes
-    from dynfuzz.run.campaign import Campaign, CampaignConfig
     from dynfuzz.run.guard_probes import Perturbation
 
     def broken(ns, fn, args):
@@ -110,7 +110,7 @@ def test_a_perturbation_that_raises_is_a_counted_harness_error_never_dropped(tmp
     assert [(f.oracle, f.kind) for f in result.findings] == [("harness", "oracle-error")]
     assert "guard perturbation SCALE = 5.0 raised KeyError" in result.findings[0].message
 
-    import dynfuzz.run.campaign as campaign_module
+    import dynfuzz.campaign.campaign as campaign_module
 
     monkeypatch.setattr(campaign_module, "draw_case", lambda seed, families: Case(CLOSURE_GLOBAL, seed=seed))
     spec = CompileSpec(compiler="identity", guards=True)

@@ -7,13 +7,13 @@ import json
 import random
 
 import pytest
+from dynfuzz.campaign.behaviour_log import Novelty
+from dynfuzz.campaign.guided import Bandit, Guide, mutate
 from dynfuzz.cli import main
 from dynfuzz.generators.case import redraw
 from dynfuzz.generators.compose import programs
 from dynfuzz.generators.fragments import REGISTRY
 from dynfuzz.generators.hypothesis_compat import draw_from_prefix
-from dynfuzz.run.behaviour_log import Novelty
-from dynfuzz.run.guided import Bandit, Guide, mutate
 from hypothesis.database import choices_from_bytes
 
 FAMILIES = ("closures", "effects")

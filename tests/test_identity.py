@@ -8,12 +8,12 @@ import dataclasses
 from pathlib import Path
 
 import torch
+from dynfuzz.campaign.campaign import CampaignConfig
+from dynfuzz.campaign.ledger import Ledger, identity
 from dynfuzz.generators.case import Case
 from dynfuzz.oracles.model import finding
-from dynfuzz.run.campaign import CampaignConfig
 from dynfuzz.run.compilers import CompileSpec, make_compiler
 from dynfuzz.run.judge import judge
-from dynfuzz.run.ledger import Ledger, identity
 from dynfuzz.triage import identity as ident
 from dynfuzz.triage.explain import NO_CONSTRUCT, Explanation, cheap_explanation, explain
 from dynfuzz.triage.known import KnownIssues, names_fault

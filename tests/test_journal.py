@@ -1,4 +1,4 @@
-"""The campaign journal (run/journal.py): every fact appended before it is acted on, everything else a view made
+"""The campaign journal (campaign/journal.py): every fact appended before it is acted on, everything else a view made
 again from it; the commands that continue a campaign (resume, triage, releases check, merge, report) append to
 it or read it and never change another folder. A fake triage queue (tests/test_filing.py) answers jobs."""
 from __future__ import annotations
@@ -9,13 +9,13 @@ import os
 from pathlib import Path
 
 import pytest
+from dynfuzz.campaign.campaign import Campaign, CampaignConfig
+from dynfuzz.campaign.journal import JOURNAL, Journal, read_journal
+from dynfuzz.campaign.journal_views import rebuild
+from dynfuzz.campaign.out_folder import LOCK
 from dynfuzz.cli import main
 from dynfuzz.generators.case import draw_case
-from dynfuzz.run.campaign import Campaign, CampaignConfig
 from dynfuzz.run.compilers import CompileSpec
-from dynfuzz.run.journal import JOURNAL, Journal, read_journal
-from dynfuzz.run.journal_views import rebuild
-from dynfuzz.run.out_folder import LOCK
 from test_filing import SYMPTOM, FakeQueue, ident_of, key_of, triaged_as
 
 SMALL = ["--family", "basic", "--workers", "0", "--compiler", "perturb-output", "--no-db", "--no-progress"]
@@ -110,7 +110,7 @@ def test_a_triage_result_journaled_before_its_job_leaves_the_queue_survives_a_ki
 def test_triage_run_from_another_directory_changes_no_other_campaign(tmp_path, monkeypatch):
     """Two campaigns with the same relative --out in two directories: `dynfuzz triage ../a/out` run from b once
     renamed and deleted b's bucket folders (summary paths were relative to the command's directory)."""
-    from dynfuzz.run.finish import finish_triage
+    from dynfuzz.campaign.finish import finish_triage
 
     cases = [draw_case(0), draw_case(1)]
     for name in ("a", "b"):
@@ -129,7 +129,7 @@ def test_triage_run_from_another_directory_changes_no_other_campaign(tmp_path, m
 def test_dynfuzz_triage_never_rewrites_the_campaign_settings(tmp_path):
     """`dynfuzz triage --workers 3 --budget 30s` once wrote its own workers, budget and (dropped) backends into
     summary.json, and triaged an aot_eager finding on eager."""
-    from dynfuzz.run.finish import finish_triage
+    from dynfuzz.campaign.finish import finish_triage
 
     out, cases, specs = tmp_path / "out", [draw_case(0), draw_case(1)], []
     spec = CompileSpec(backend="eager", backends=("eager", "aot_eager"))
@@ -264,7 +264,7 @@ def test_the_triage_drain_keeps_fuzz_within_its_budget_plus_the_end_limit(tmp_pa
     END_LIMIT after the budget, and nothing after a SIGTERM (its jobs stay queued)."""
     import time
 
-    from dynfuzz.run.campaign import END_LIMIT, END_RESERVE
+    from dynfuzz.campaign.campaign import END_LIMIT, END_RESERVE
 
     campaign = Campaign(CampaignConfig(budget=1200, out=tmp_path / "out", spec=CompileSpec(), progress=False))
     now = time.monotonic()

@@ -89,8 +89,8 @@ def _tree(folder: Path) -> dict[str, bytes]:
 
 def _check(out: Path) -> dict[str, int]:
     """The invariants of a journaled folder after a kill; returns what the journal held."""
-    from dynfuzz.run.journal import has_journal, read_journal
-    from dynfuzz.run.journal_views import rebuild
+    from dynfuzz.campaign.journal import has_journal, read_journal
+    from dynfuzz.campaign.journal_views import rebuild
     from dynfuzz.triage.pending import PendingJobs
 
     if not has_journal(out):
@@ -130,7 +130,7 @@ def test_kill_sweep_loses_no_finding(tmp_path, capsys):
     (neighbour / "findings" / "kept" / "repro.py").write_text("# another campaign's bucket\n")
     (neighbour / "summary.json").write_text('{"buckets": [{"folder": "findings/kept"}]}\n')
     before = _tree(neighbour)
-    from dynfuzz.run.journal import JOURNAL, has_journal
+    from dynfuzz.campaign.journal import JOURNAL, has_journal
 
     t = time.monotonic()
     _run([*START, "--out", str(out)], kill_after=rng.uniform(0.0, 3.0), journal=out / JOURNAL)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
+from dynfuzz.campaign.campaign import Campaign, CampaignConfig
 from dynfuzz.cli import main
 from dynfuzz.merge import merge_summaries
-from dynfuzz.run.campaign import Campaign, CampaignConfig
 from dynfuzz.run.compilers import CompileSpec
 
 

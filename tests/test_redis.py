@@ -9,10 +9,10 @@ import time
 from pathlib import Path
 
 import pytest
+from dynfuzz.campaign.campaign import Campaign, CampaignConfig
+from dynfuzz.campaign.exampledb import FindingsDB
 from dynfuzz.cli import main
-from dynfuzz.run.campaign import Campaign, CampaignConfig
 from dynfuzz.run.compilers import CompileSpec
-from dynfuzz.run.exampledb import FindingsDB
 
 pytestmark = pytest.mark.redis
 

@@ -44,7 +44,7 @@ def test_effects_oracle_returns_findings_only_not_raw_diffs():
 
 def test_replay_drops_a_saved_entry_whose_choices_run_out(tmp_path):
     """A redraw that runs out of recorded choices raises StopTest, a BaseException, not an Exception."""
-    from dynfuzz.run.exampledb import FindingsDB
+    from dynfuzz.campaign.exampledb import FindingsDB
     from hypothesis.database import choices_to_bytes
 
     db = FindingsDB.at(tmp_path / "db", ())
@@ -104,8 +104,8 @@ def inputs(device, call=0):
 
 def _campaign(tmp_path, sources, workers=0, compiler="identity", **config):
     """A campaign over hand-written programs: draw number i gets `sources[i]` (an exception is raised)."""
-    from dynfuzz.run import campaign as campaign_mod
-    from dynfuzz.run.campaign import Campaign, CampaignConfig
+    from dynfuzz.campaign import campaign as campaign_mod
+    from dynfuzz.campaign.campaign import Campaign, CampaignConfig
     from dynfuzz.run.compilers import CompileSpec
 
     def draw(seed, families=()):
@@ -239,7 +239,7 @@ def test_abort_segfault_hang_and_memory_exhaustion_are_saved_and_counted(tmp_pat
 def test_a_case_running_past_the_budget_is_abandoned_within_the_grace(tmp_path):
     import time
 
-    from dynfuzz.run.campaign import END_GRACE
+    from dynfuzz.campaign.campaign import END_GRACE
 
     start = time.monotonic()
     summary, out = _campaign(tmp_path, [_HANG], workers=1, budget=3, case_timeout=300.0, max_cases=None)
@@ -346,7 +346,7 @@ def test_a_new_finding_carries_the_torch_log_of_its_case(tmp_path, monkeypatch):
 
 
 def test_the_example_database_is_bounded(tmp_path, monkeypatch):
-    from dynfuzz.run import exampledb
+    from dynfuzz.campaign import exampledb
 
     monkeypatch.setattr(exampledb, "MAX_ENTRIES", 3)
     db = exampledb.FindingsDB.at(tmp_path / "db", ())
@@ -381,7 +381,7 @@ def test_sample_stats_counts_programs_that_do_not_draw_or_run(monkeypatch, capsy
 def test_minimization_delays_the_end_by_a_tenth_of_the_budget_within_bounds():
     """The soak (1 h) may end a minute late, a CI smoke run (60 s) only 10 s late: a fixed 60 s drain made a
     5-minute campaign take 368 s."""
-    from dynfuzz.run.capacity import triage_grace
+    from dynfuzz.campaign.capacity import triage_grace
 
     assert [triage_grace(b) for b in (30, 60, 300, 600, 3600)] == [10.0, 10.0, 30.0, 60.0, 60.0]
 
@@ -389,9 +389,9 @@ def test_minimization_delays_the_end_by_a_tenth_of_the_budget_within_bounds():
 def test_a_worker_is_recycled_between_cases_and_no_case_is_lost():
     """Note [Workers are recycled]: a worker's memory grows with every compiled case (380 MB to 945 MB over a
     one-hour soak), so after `recycle_after` cases an idle worker is replaced; every case still reports."""
+    from dynfuzz.campaign.workers import Pool
     from dynfuzz.generators import case_seed, draw_case
     from dynfuzz.run.compilers import CompileSpec
-    from dynfuzz.run.workers import Pool
 
     pool = Pool(1, CompileSpec(), timeout=120.0, recycle_after=3)
     try:

@@ -8,9 +8,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from dynfuzz.campaign.campaign import Campaign, CampaignConfig
 from dynfuzz.cli import main
 from dynfuzz.report import write_report
-from dynfuzz.run.campaign import Campaign, CampaignConfig
 from dynfuzz.run.compilers import CompileSpec
 
 SECTIONS = ("totals", "time", "breakdown", "coverage", "buckets", "policy")
@@ -232,7 +232,7 @@ def test_chromium_renders_both_reports_with_plots_and_one_row_per_bucket(campaig
 def test_behaviours_reached_new_since_and_never_reached_are_shown(campaigns, tmp_path):
     """The coverage section shows behaviours per category against the reachable universe, behaviours
     against cases, those new since the earlier campaign, and the reachable ones never reached."""
-    from dynfuzz.run.behaviour_log import BehaviourLog
+    from dynfuzz.campaign.behaviour_log import BehaviourLog
 
     found, _ = campaigns
     logs = {"before": [("hop:cond", "guard:TYPE_MATCH")],

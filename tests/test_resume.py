@@ -13,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 # No minimization: which findings of a signature get their own row depends on when their side triage returns
-# (run/ledger.py), and a killed run's triage is cut short; filing at once makes both runs' rows comparable.
+# (campaign/ledger.py), and a killed run's triage is cut short; filing at once makes both runs' rows comparable.
 CAMPAIGN = ["fuzz", "--cases", "40", "--budget", "5m", "--seed", "4", "--family", "basic", "--workers", "0",
             "--compiler", "perturb-output", "--no-db", "--no-progress", "--no-minimize"]
 
@@ -169,8 +169,8 @@ def test_a_campaign_never_changes_a_folder_it_did_not_create(tmp_path, capsys):
     empties it first; a second campaign cannot run in a folder a running one holds."""
     import fcntl
 
+    from dynfuzz.campaign.out_folder import LOCK
     from dynfuzz.cli import main
-    from dynfuzz.run.out_folder import LOCK
 
     out = tmp_path / "out"
     (out / "findings" / "kept-bucket").mkdir(parents=True)

@@ -3,9 +3,9 @@ draws, and bad shard specs are one-line usage errors."""
 from __future__ import annotations
 
 import pytest
+from dynfuzz.campaign.campaign import Campaign, CampaignConfig
 from dynfuzz.cli import main
 from dynfuzz.generators.case import case_seed
-from dynfuzz.run.campaign import Campaign, CampaignConfig
 from dynfuzz.run.compilers import CompileSpec
 
 

@@ -1,5 +1,5 @@
 """Swarm testing (`fuzz --swarm`, Note [Swarm windows] in generators/swarm.py), the down-weighting of explained
-constructs (Note [Explained constructs are down-weighted] in run/swarm_weights.py), and the measure of distinct bugs over
+constructs (Note [Explained constructs are down-weighted] in campaign/swarm_weights.py), and the measure of distinct bugs over
 time (bench/distinct.py, `minimized_seconds` in summary.json)."""
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ def _explanation(*responsible: str):
 
 
 def test_fragments_an_ok_bucket_explains_are_down_weighted_from_the_next_window_on(tmp_path):
-    from dynfuzz.run.swarm_weights import DOWN, Swarm
+    from dynfuzz.campaign.swarm_weights import DOWN, Swarm
 
     swarm = Swarm((), tmp_path, SwarmConfig(period=4))
     swarm.next_case(0)
@@ -160,8 +160,8 @@ class _AnsweringQueue:
 
 
 def test_a_bucket_row_says_when_it_first_had_a_minimized_repro(tmp_path):
-    from dynfuzz.run.campaign import CampaignConfig
-    from dynfuzz.run.ledger import Ledger
+    from dynfuzz.campaign.campaign import CampaignConfig
+    from dynfuzz.campaign.ledger import Ledger
 
     ledger = Ledger(CampaignConfig(budget=1, out=tmp_path, spec=CompileSpec(), progress=False))
     ledger.triage = _AnsweringQueue()
@@ -221,7 +221,7 @@ def test_sample_swarm_prints_what_a_swarm_campaign_draws_for_a_seed(capsys):
 
 
 def test_a_swarm_campaign_learns_from_each_triage_result_as_it_arrives(tmp_path):
-    from dynfuzz.run.campaign import Campaign, CampaignConfig
+    from dynfuzz.campaign.campaign import Campaign, CampaignConfig
 
     campaign = Campaign(CampaignConfig(budget=1, out=tmp_path, swarm=True, progress=False))
     campaign.triage = type("Answered", (), {"poll": lambda self: [("ident", "done", None)]})()

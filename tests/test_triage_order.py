@@ -89,7 +89,7 @@ def test_the_queue_on_disk_loads_in_the_order_the_pool_serves(tmp_path):
 
 
 def test_drain_grace_gives_a_run_that_ended_by_cases_what_is_left_of_its_budget():
-    from dynfuzz.run.capacity import drain_grace, triage_grace
+    from dynfuzz.campaign.capacity import drain_grace, triage_grace
 
     assert drain_grace(900, None, left=660, ended_by_cases=True) == 660
     assert drain_grace(900, None, left=660, ended_by_cases=False) == triage_grace(900) == 60
@@ -100,8 +100,8 @@ def test_drain_grace_gives_a_run_that_ended_by_cases_what_is_left_of_its_budget(
 def test_a_campaign_that_ends_by_cases_drains_triage_for_the_rest_of_its_budget(tmp_path):
     """A 500-case run on 2.13 reached its cases at 238 s of a 900 s budget and gave triage at most 60 s: the
     drain a run ended by --cases journals has the rest of its budget."""
-    from dynfuzz.run.campaign import Campaign, CampaignConfig
-    from dynfuzz.run.journal import read_journal
+    from dynfuzz.campaign.campaign import Campaign, CampaignConfig
+    from dynfuzz.campaign.journal import read_journal
 
     out = tmp_path / "out"
     config = CampaignConfig(budget=400.0, out=out, families=("basic",), workers=0, max_cases=1,

@@ -76,7 +76,7 @@ def _internal_error(e: Exception) -> int:
     import tempfile
     import traceback
 
-    from dynfuzz.run.workers import WorkerStartError
+    from dynfuzz.campaign.workers import WorkerStartError
 
     if isinstance(e, WorkerStartError):
         print(f"dynfuzz: internal error: {e}", file=sys.stderr)

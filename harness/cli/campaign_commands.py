@@ -15,10 +15,10 @@ from dynfuzz.errors import UsageError
 
 
 def cmd_fuzz(args) -> int:
+    from dynfuzz.campaign.campaign import Campaign, CampaignConfig
+    from dynfuzz.campaign.out_folder import claim
+    from dynfuzz.campaign.resume import flags_of
     from dynfuzz.releases.known_verifier import verifying
-    from dynfuzz.run.campaign import Campaign, CampaignConfig
-    from dynfuzz.run.out_folder import claim
-    from dynfuzz.run.resume import flags_of
     from dynfuzz.run.torch_compat import pristine_tree
 
     budget = parse_duration(args.budget or "60s")
@@ -55,9 +55,9 @@ def cmd_fuzz(args) -> int:
 
 
 def _resume(args):
-    """`--resume DIR`: the saved campaign's state, its settings written into `args` (run/resume.py)."""
+    """`--resume DIR`: the saved campaign's state, its settings written into `args` (campaign/resume.py)."""
+    from dynfuzz.campaign.resume import DEFAULTS, FLAGS, SETTINGS, apply_settings, load
     from dynfuzz.cli import build_parser
-    from dynfuzz.run.resume import DEFAULTS, FLAGS, SETTINGS, apply_settings, load
 
     if args.resume is None:
         return None
@@ -74,7 +74,7 @@ def _resume(args):
 
 def cmd_triage(args) -> int:
     """`dynfuzz triage DIR [--budget 10m] [--workers N]`: finish a campaign's triage in its folder."""
-    from dynfuzz.run.finish import finish_triage
+    from dynfuzz.campaign.finish import finish_triage
 
     flags.refuse_stray_mutants(args)  # a stray variable would break torch, and triage file the breakage
     if args.workers < 1:
@@ -130,9 +130,9 @@ def cmd_report(args) -> int:
 def _rebuild_views(folder: Path) -> None:
     """`dynfuzz report DIR` on a journaled campaign: summary.json, findings/ and queue/ made again from its
     journal first (Note [The journal is the campaign]), under the folder's lock."""
-    from dynfuzz.run.journal import has_journal
-    from dynfuzz.run.journal_views import rebuild
-    from dynfuzz.run.out_folder import claim
+    from dynfuzz.campaign.journal import has_journal
+    from dynfuzz.campaign.journal_views import rebuild
+    from dynfuzz.campaign.out_folder import claim
 
     if has_journal(folder):
         lock = claim(folder, resume=True, verb="report")

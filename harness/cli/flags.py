@@ -104,7 +104,7 @@ def scale_options(args) -> dict:
         raise UsageError("--db-expire must be a positive number of days")
     database = None if args.no_db else args.db
     if database is not None:
-        from dynfuzz.run.exampledb import is_redis_url, open_database
+        from dynfuzz.campaign.exampledb import is_redis_url, open_database
 
         if is_redis_url(database):
             open_database(database, args.db_expire)  # reachable now, within the client's timeouts
@@ -113,7 +113,7 @@ def scale_options(args) -> dict:
             if database.exists() and not database.is_dir():
                 raise UsageError(f"--db {database} is a file; it must be a directory (or a redis:// URL)")
     if args.ray is not None:
-        from dynfuzz.run.cluster import check_address
+        from dynfuzz.campaign.cluster import check_address
 
         if args.coverage or args.guided or args.coverage_scope:
             raise UsageError("--coverage and --guided measure local workers; they cannot be combined with --ray")
@@ -126,7 +126,7 @@ def scale_options(args) -> dict:
 def coverage_spec(args):
     """`--coverage` / `--coverage-scope` as a CoverageSpec, or None. (`--guided` steers by Dynamo's behaviours
     and measures no lines; it is checked here too.)"""
-    from dynfuzz.run.line_coverage import DEFAULT_SCOPES, CoverageSpec, package_dir
+    from dynfuzz.campaign.line_coverage import DEFAULT_SCOPES, CoverageSpec, package_dir
 
     scopes = tuple(args.coverage_scope or ())
     if args.guided and any(getattr(args, flag, None) for flag in ("shard", "resume")):

@@ -18,12 +18,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from dynfuzz.campaign.journal import Journal, has_journal
+from dynfuzz.campaign.journal_views import rebuild
+from dynfuzz.campaign.out_folder import claim
 from dynfuzz.releases.installer import version_key
 from dynfuzz.releases.matrix import Row
-from dynfuzz.triage.issue import with_releases
-
-START = "<!-- dynfuzz releases check -->"
-END = "<!-- /dynfuzz releases check -->"
+from dynfuzz.report import write_report
+from dynfuzz.report.data import resolve_path
+from dynfuzz.triage.buckets import row_is_bug
+from dynfuzz.triage.issue import RELEASES_END, RELEASES_START, with_releases, with_section
 
 
 def section(row: Row, builds: dict[str, str]) -> str:
@@ -33,7 +36,7 @@ def section(row: Row, builds: dict[str, str]) -> str:
         low, high = row.bisect["between"]
         note = f" (bisected: passes on {low}, fails on {high})" if row.verdict.kind == "regression" \
             else f" (bisected: fails on {low}, passes on {high})"
-    lines = [START, "### Torch releases", "", f"Verdict: **{row.verdict.text}**{note}", "",
+    lines = [RELEASES_START, "### Torch releases", "", f"Verdict: **{row.verdict.text}**{note}", "",
              "| release | build | outcome | key |", "|---|---|---|---|"]
     for rel in sorted(row.cells, key=version_key):
         cell = row.cells[rel]
@@ -41,25 +44,13 @@ def section(row: Row, builds: dict[str, str]) -> str:
         key = f"`{cell.key}`" if cell.key else "-"
         lines.append(f"| {rel} | {builds.get(rel, '?')} | {outcome.replace('|', '/')} | {key.replace('|', '/')} |")
     lines += ["", "From `dynfuzz releases check` (docs/releases.md): each release ran the repro in a fresh process.",
-              END]
+              RELEASES_END]
     return "\n".join(lines)
-
-
-def with_section(text: str, block: str) -> str:
-    """`text` with its releases section replaced by `block` (appended when it has none)."""
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        return head + block + rest.split(END, 1)[1]
-    return text.rstrip("\n") + "\n\n" + block + "\n"
 
 
 def write_back(campaign: Path, rows: list[Row], builds: dict[str, str]) -> dict[str, Any]:
     """Write the matrix of `campaign`'s buckets into it (module docstring), under the folder's lock; returns the
     new summary. A journaled campaign gets a `release` fact, and its views are made again from the journal."""
-    from dynfuzz.report import write_report
-    from dynfuzz.run.journal import has_journal
-    from dynfuzz.run.out_folder import claim
-
     lock = claim(campaign, resume=True, verb="releases check")
     try:
         summary = _journal_back(campaign, rows, builds) if has_journal(campaign) \
@@ -85,9 +76,6 @@ def _verdict(row: Row, builds: dict[str, str]) -> dict[str, Any]:
 
 
 def _journal_back(campaign: Path, rows: list[Row], builds: dict[str, str]) -> dict[str, Any]:
-    from dynfuzz.run.journal import Journal
-    from dynfuzz.run.journal_views import rebuild
-
     current = json.loads((campaign / "summary.json").read_text()) if (campaign / "summary.json").is_file() else {}
     mine = {_ident(row.repro.bucket): row for row in rows if row.repro.campaign == campaign and row.repro.bucket}
     verdicts = {b["key"]: _verdict(mine[_ident(b)], builds) for b in current.get("buckets", []) if _ident(b) in mine}
@@ -103,9 +91,6 @@ def _journal_back(campaign: Path, rows: list[Row], builds: dict[str, str]) -> di
 
 def _summary_back(campaign: Path, rows: list[Row], builds: dict[str, str]) -> dict[str, Any]:
     """An earlier layout (no journal): summary.json and report.md edited in place."""
-    from dynfuzz.report.data import resolve_path
-    from dynfuzz.triage.buckets import row_is_bug
-
     path = campaign / "summary.json"
     summary = json.loads(path.read_text())
     mine = {_ident(row.repro.bucket): row for row in rows if row.repro.campaign == campaign and row.repro.bucket}

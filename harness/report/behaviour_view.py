@@ -1,4 +1,4 @@
-"""The report's view of Dynamo's behaviours (summary.json `behaviours`, run/behaviour_log.py): reached per
+"""The report's view of Dynamo's behaviours (summary.json `behaviours`, campaign/behaviour_log.py): reached per
 category against the reachable universe, behaviours against cases, what is new since an earlier campaign,
 and the reachable behaviours no campaign reached, for both renderings."""
 from __future__ import annotations

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from dynfuzz.errors import UsageError
+from dynfuzz.run.torch_compat import describe_patches
 from dynfuzz.triage.buckets import TIER_ORDER, tier_of
 
 SUMMED = ("cases", "findings", "unique", "bugs", "known", "crashes", "hangs", "eager_errors", "seconds",
@@ -118,8 +119,6 @@ def describe(summary: dict[str, Any]) -> str:
 def patches_line(summaries: list[dict[str, Any]]) -> str:
     """What dynfuzz changed in the torch under test, for the header: one line per distinct record (a merged
     report of runs that differ says so), with the Hypothesis release and dynfuzz's commit."""
-    from dynfuzz.run.torch_compat import describe_patches
-
     parts = dict.fromkeys(describe_patches(s.get("torch_patches")) for s in summaries)
     made = dict.fromkeys(f"Hypothesis {s.get('hypothesis', '?')}, dynfuzz {s.get('dynfuzz_commit') or 'commit unknown'}"
                          for s in summaries)

@@ -69,6 +69,20 @@ def _vm_peak() -> int | None:
     return None
 
 
+# A worker (a campaign's, campaign/workers.py, or a triage lane, triage/queue.py) is replaced once its resident
+# memory passes this many times what it was when warm (Note [Workers are recycled]).
+RECYCLE_RSS_GROWTH = 1.5
+
+
+def resident_bytes(pid: int) -> int | None:
+    """Resident set size of a process from /proc (None where there is no /proc, or it has gone)."""
+    try:
+        with open(f"/proc/{pid}/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def memory_limit_reached(memory: int | None) -> bool:
     """True once this process has come within 10% of its memory limit: the worker should be replaced."""
     peak = _vm_peak()

@@ -3,14 +3,46 @@ a crash's surface key names, and the frames a crash's identity is made of (`cras
 
 The identity frames are computed where the live exception is, in the worker (`run/execute.exc_info`), so a crash
 carries its identity from the case that found it: a campaign joins a crash to a bucket triage already explained
-under the same frames without triaging it again (run/ledger.py, Note [A crash's identity is cheap]).
+under the same frames without triaging it again (campaign/ledger.py, Note [A crash's identity is cheap]).
 """
 from __future__ import annotations
 
 import os
 import traceback
 
-from dynfuzz.triage.buckets import WRAPPER_FRAMES
+# Frames of torch that only pass an error on (raise a Dynamo exception for it, or wrap one raised deeper): a
+# crash key names the innermost torch frame that is not one of these, after following `__cause__` past Dynamo's
+# wrapper exceptions (harness/run/execute.py `key_frame`). Signatures still use the innermost frame as it is.
+WRAPPER_FRAMES = frozenset({
+    "torch/_dynamo/exc.py:unimplemented",
+    "torch/_dynamo/exc.py:unimplemented_v2",
+    "torch/_dynamo/exc.py:unimplemented_with_warning",
+    "torch/_dynamo/exc.py:raise_observed_exception",
+    "torch/_dynamo/eval_frame.py:compile_wrapper",
+    "torch/_dynamo/eval_frame.py:_fn",
+    "torch/_dynamo/utils.py:run_node",
+    "torch/_dynamo/utils.py:get_fake_value",
+    "torch/_dynamo/utils.py:wrap_fake_exception",
+    "torch/_dynamo/utils.py:<lambda>",
+    "torch/_dynamo/utils.py:_wrap_graph_break_with_torch_runtime_err",
+    "torch/_dynamo/variables/script_object.py:graph_break_as_hard_error",
+    "torch/_dynamo/output_graph.py:call_user_compiler",
+    "torch/_dynamo/output_graph.py:_call_user_compiler",
+    "torch/_dynamo/convert_frame.py:_compile",
+    "torch/_dynamo/convert_frame.py:compile_inner",
+    "torch/_dynamo/convert_frame.py:_compile_inner",
+    "torch/_dynamo/convert_frame.py:__call__",
+    "torch/_dynamo/convert_frame.py:_convert_frame_assert",
+    "torch/_dynamo/convert_frame.py:_fn",
+    "torch/_dynamo/symbolic_convert.py:run",
+    "torch/_dynamo/symbolic_convert.py:step",
+    "torch/_dynamo/symbolic_convert.py:wrapper",
+    "torch/_dynamo/symbolic_convert.py:inline_call",
+    "torch/_dynamo/symbolic_convert.py:inline_call_",
+    "torch/_dynamo/symbolic_convert.py:call_function",
+    "torch/__init__.py:_check_with",
+    "torch/__init__.py:_check",
+})
 
 FRAMES = 3
 GENERIC_FRAMES = frozenset({
@@ -52,7 +84,7 @@ def torch_frames(e: BaseException) -> list[str]:
 
 def key_frame(e: BaseException) -> str | None:
     """The frame a crash's bucket key names: the innermost torch frame that is not a wrapper
-    (`triage.buckets.WRAPPER_FRAMES`), looked for in the deepest `__cause__` first (Dynamo re-raises what
+    (`WRAPPER_FRAMES`), looked for in the deepest `__cause__` first (Dynamo re-raises what
     broke as InternalTorchDynamoError, TorchRuntimeError or Unsupported `from` it)."""
     chain, seen, cur = [], set(), e
     while cur is not None and id(cur) not in seen:

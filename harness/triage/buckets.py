@@ -14,6 +14,7 @@ import hashlib
 import re
 
 from dynfuzz.oracles import Finding
+from dynfuzz.run.torch_frames import WRAPPER_FRAMES
 
 CLASSES: dict[str, str] = {
     "wrong-value": "an output's values differ from eager",
@@ -148,41 +149,6 @@ def divergence_class(f: Finding) -> str:
             return "wrong-aliasing"
         return "wrong-value"
     return _BY_KIND.get((f.oracle, f.kind), "internal-error")
-
-
-# Frames of torch that only pass an error on (raise a Dynamo exception for it, or wrap one raised deeper): a
-# crash key names the innermost torch frame that is not one of these, after following `__cause__` past Dynamo's
-# wrapper exceptions (harness/run/execute.py `key_frame`). Signatures still use the innermost frame as it is.
-WRAPPER_FRAMES = frozenset({
-    "torch/_dynamo/exc.py:unimplemented",
-    "torch/_dynamo/exc.py:unimplemented_v2",
-    "torch/_dynamo/exc.py:unimplemented_with_warning",
-    "torch/_dynamo/exc.py:raise_observed_exception",
-    "torch/_dynamo/eval_frame.py:compile_wrapper",
-    "torch/_dynamo/eval_frame.py:_fn",
-    "torch/_dynamo/utils.py:run_node",
-    "torch/_dynamo/utils.py:get_fake_value",
-    "torch/_dynamo/utils.py:wrap_fake_exception",
-    "torch/_dynamo/utils.py:<lambda>",
-    "torch/_dynamo/utils.py:_wrap_graph_break_with_torch_runtime_err",
-    "torch/_dynamo/variables/script_object.py:graph_break_as_hard_error",
-    "torch/_dynamo/output_graph.py:call_user_compiler",
-    "torch/_dynamo/output_graph.py:_call_user_compiler",
-    "torch/_dynamo/convert_frame.py:_compile",
-    "torch/_dynamo/convert_frame.py:compile_inner",
-    "torch/_dynamo/convert_frame.py:_compile_inner",
-    "torch/_dynamo/convert_frame.py:__call__",
-    "torch/_dynamo/convert_frame.py:_convert_frame_assert",
-    "torch/_dynamo/convert_frame.py:_fn",
-    "torch/_dynamo/symbolic_convert.py:run",
-    "torch/_dynamo/symbolic_convert.py:step",
-    "torch/_dynamo/symbolic_convert.py:wrapper",
-    "torch/_dynamo/symbolic_convert.py:inline_call",
-    "torch/_dynamo/symbolic_convert.py:inline_call_",
-    "torch/_dynamo/symbolic_convert.py:call_function",
-    "torch/__init__.py:_check_with",
-    "torch/__init__.py:_check",
-})
 
 
 def error_of(f: Finding) -> str | None:

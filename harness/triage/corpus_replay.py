@@ -19,6 +19,8 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from dynfuzz.errors import UsageError
+from dynfuzz.run.compilers import CompileSpec, make_compiler, quiet_torch_logs
+from dynfuzz.run.torch_logs import capture
 from dynfuzz.triage.known import KnownIssues
 
 BAD_VERDICTS = ("NEW", "CHANGED", "ERROR")
@@ -120,9 +122,7 @@ def restore_dynamo_config(before: dict) -> None:
 def run_entry(path: str, known_path: str | None = None) -> Outcome:
     """Judge one corpus entry with the compile settings in its metadata (in this process)."""
     import torch._dynamo.config as config
-    from dynfuzz.run.compilers import CompileSpec, make_compiler, quiet_torch_logs
     from dynfuzz.run.judge import judge
-    from dynfuzz.run.torch_logs import capture
     from dynfuzz.triage.repro import read_program
 
     quiet_torch_logs()

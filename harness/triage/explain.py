@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from dynfuzz.generators.case import Case
 from dynfuzz.oracles import Finding
 from dynfuzz.run.compilers import Compiler, CompileSpec, make_compiler
+from dynfuzz.run.judge import judge
 from dynfuzz.triage.buckets import CLASSES, bucket_key, divergence_class, error_of, fault_key, tier_of
 from dynfuzz.triage.constructs import Construct, classify, family
 from dynfuzz.triage.identity import GENERIC_MECHANISMS
@@ -145,7 +146,7 @@ CRASH_CONSTRUCT = "torch"  # a cheap crash key names its frames, not a construct
 def cheap_explanation(case: Case, finding: Finding) -> Explanation:
     """The key without ablation: the most specific construct of the program as it is (no judge calls); a crash
     the worker read identity frames of is named by them instead, as its explained key will be (Note [A crash's
-    identity is cheap] in run/crash_join.py): its surface would split one crash into a bucket per program. Not an
+    identity is cheap] in campaign/crash_join.py): its surface would split one crash into a bucket per program. Not an
     exception the traced code raised, nor a typed graph break: Dynamo re-raises those from frames that name
     nothing of the fault, and the program's construct is what tells them apart."""
     cls = divergence_class(finding)
@@ -180,7 +181,6 @@ def _layer(case: Case, finding: Finding, spec: CompileSpec) -> str | None:
 def _enables(case: Case, c: Construct, finding: Finding, cls: str, compiler: Compiler, spec: CompileSpec) -> bool:
     """Does the divergence also show when every call starts from the changed state (`Construct.fresh`)?
     Then the change only leads to the buggy code, and the key does not name it as a stale-guard change."""
-    from dynfuzz.run.judge import judge
     from dynfuzz.triage.minimize import CANDIDATE_SECONDS, time_limit
 
     source = c.fresh(case.source)
@@ -201,7 +201,6 @@ def explain(case: Case, finding: Finding, spec: CompileSpec, compiler: Compiler 
     most `max_calls` judge calls) and name the key. An ablation counts a construct responsible only when the
     ablated program still runs cleanly in eager and no longer diverges. `phases` (when given) receives the
     seconds and judge calls of the ablation and of layer triangulation."""
-    from dynfuzz.run.judge import judge
     from dynfuzz.triage.identity import observe_case
     from dynfuzz.triage.minimize import CANDIDATE_SECONDS, time_limit
 

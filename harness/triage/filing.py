@@ -3,7 +3,7 @@
 Each bucket folder holds `repro.py` (the minimized repro; the first example while unminimized), `report.md`
 (a PyTorch pt2 issue) and `examples/` (up to `MAX_EXAMPLES` original programs, one per finding identity, plus
 `count.txt`). `BucketFiler` owns the folders and nothing else: the campaign ledger decides what to file and
-counts (see `dynfuzz.run.ledger` for the flow), and the campaign runs the triage processes.
+counts (see `dynfuzz.campaign.ledger` for the flow), and the campaign runs the triage processes.
 
 A bucket's members are the ledger's `Unique` rows, one per finding identity (signature and cheap key). Only
 an identity whose own triage has come back moves to the bucket of its explained key (`place`), so a

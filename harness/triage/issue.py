@@ -18,6 +18,9 @@ from dynfuzz.run.compilers import CompileSpec
 from dynfuzz.triage.repro_meta import script_of
 
 RELEASES_LINE = "- **Fails on releases:** "
+# A bucket report's "Torch releases" section (releases/campaign_folder.py writes it) lies between these.
+RELEASES_START = "<!-- dynfuzz releases check -->"
+RELEASES_END = "<!-- /dynfuzz releases check -->"
 LAYER_LABELS = {"dynamo": "module: dynamo", "aot_eager": "module: pt2-dispatcher", "inductor": "module: inductor"}
 _GB_ID = re.compile(r"\b[Gg][Bb](\d{4})\b")
 _GB_TYPE = re.compile(r"gb_type: (.+)")
@@ -70,6 +73,14 @@ def with_releases(report: str, releases: dict[str, Any] | None, verdict: str = "
     """`report` with its releases line filled in from a `releases check`."""
     line = RELEASES_LINE + releases_text(releases, verdict)
     return re.sub("^" + re.escape(RELEASES_LINE) + ".*$", lambda _m: line, report, count=1, flags=re.M)
+
+
+def with_section(text: str, block: str) -> str:
+    """`text` with its releases section replaced by `block` (appended when it has none)."""
+    if RELEASES_START in text and RELEASES_END in text:
+        head, rest = text.split(RELEASES_START, 1)
+        return head + block + rest.split(RELEASES_END, 1)[1]
+    return text.rstrip("\n") + "\n\n" + block + "\n"
 
 
 def summary_lines(finding: Finding, tier: str, layer: str | None, meta: dict[str, Any],

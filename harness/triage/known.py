@@ -25,6 +25,7 @@ from typing import Any
 
 from dynfuzz.errors import UsageError
 from dynfuzz.paths import known_issues_file
+from dynfuzz.run.compilers import CompileSpec, make_compiler
 from dynfuzz.triage.identity import names_fault
 
 _WARNED: list[Path] = []
@@ -242,7 +243,6 @@ def key_of_repro(path: Path, wanted: dict | None = None) -> ReproKey | None:
 
     When the repro shows several findings, the one with one of the entry's signatures is taken, else the most
     severe one."""
-    from dynfuzz.run.compilers import CompileSpec, make_compiler
     from dynfuzz.run.judge import judge
     from dynfuzz.triage.repro import read_program
 

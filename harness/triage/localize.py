@@ -31,7 +31,8 @@ from typing import Any
 
 from dynfuzz.generators.case import Case
 from dynfuzz.oracles import Finding
-from dynfuzz.run.compilers import CompileSpec
+from dynfuzz.run.compilers import CompileSpec, make_compiler
+from dynfuzz.run.judge import judge
 from dynfuzz.triage.buckets import divergence_class, tier_of
 
 MARGIN = 0.15  # the lead over the second suspect a locus needs to enter the key
@@ -88,8 +89,6 @@ def _candidates(case: Case) -> list[str]:
 def neighbours(case: Case, finding: Finding, spec: CompileSpec) -> tuple[list[Case], list[Case]]:
     """(failing, passing) one-edit variants of `case`, judged here: failing ones show the same oracle and class,
     passing ones run eagerly without error and show no finding of that oracle and class."""
-    from dynfuzz.run.compilers import make_compiler
-    from dynfuzz.run.judge import judge
     from dynfuzz.triage.minimize import CANDIDATE_SECONDS, time_limit
 
     compiler = make_compiler(spec)

@@ -35,8 +35,8 @@ PRIORITY_NAMES = {NEW: "new cheap key", SUSPECT: "suspect", LOCALIZE: "localizat
 # suspect (most are a filed bug reached again). Within a rank the newest job goes first: the common faults are
 # found early and again and again, so a job that has waited long is more often another way into a fault a later
 # job of the same rank explains anyway, while the newest jobs come from the mix as swarm testing and the
-# down-weighting of explained constructs have moved it (run/swarm_weights.py). The tier is the finding's class as found
-# (`divergence_class`): triage may name another.
+# down-weighting of explained constructs have moved it (campaign/swarm_weights.py). The tier is the finding's class
+# as found (`divergence_class`): triage may name another.
 # On 2.13 a 500-case run ended with 9 of its 10 bug buckets unminimized while 5 refusal buckets were minimized,
 # because jobs were served first come first served within NEW.
 _RANKED_TIERS = ("miscompile", "crash", "localization", "refusal", "performance", "dynfuzz")

@@ -23,6 +23,7 @@ from typing import Any
 from dynfuzz.generators.case import Case
 from dynfuzz.oracles import Finding
 from dynfuzz.run.compilers import CompileSpec
+from dynfuzz.run.isolation import RECYCLE_RSS_GROWTH, confine, resident_bytes
 from dynfuzz.run.multi_backend import spec_for
 from dynfuzz.triage.explain import Explanation
 from dynfuzz.triage.pending import QUEUED, job_rank
@@ -30,7 +31,7 @@ from dynfuzz.triage.pending import QUEUED, job_rank
 GRACE_SECONDS = 180.0  # beyond the budget: explanation and one repro run, before a job counts as hung
 VERIFY_TIMEOUT = 120.0
 # The triage worker compiles hundreds of variants per job and grows like a case worker (Note [Workers are
-# recycled], run/workers.py): a one-hour soak saw it at 900 MB after 11 minutes. Between jobs it is replaced
+# recycled], campaign/workers.py): a one-hour soak saw it at 900 MB after 11 minutes. Between jobs it is replaced
 # after RECYCLE_JOBS jobs, or once its RSS passes RECYCLE_RSS_GROWTH times what it was after its first job.
 RECYCLE_JOBS = 25
 FRESH_RUNS = 3  # a bucket is flaky only once its repro did not reproduce in this many fresh processes
@@ -114,8 +115,6 @@ def _worker_main(conn: Connection, spec: CompileSpec, budget: float, log: str | 
     stopping the lane stops the repro runs it started too (they compile into the campaign's cache)."""
     os.setpgrp()
     if log is not None:
-        from dynfuzz.run.isolation import confine
-
         confine(None, log)
     while True:
         job = conn.recv()
@@ -179,8 +178,6 @@ class TriageQueue:
         self.process = self.conn = None
 
     def _worn_out(self) -> bool:
-        from dynfuzz.run.workers import RECYCLE_RSS_GROWTH, resident_bytes
-
         if self.process is None or not self.process.is_alive() or self.jobs == 0:
             return False
         if self.jobs >= RECYCLE_JOBS:

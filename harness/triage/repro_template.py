@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from dynfuzz.run.torch_logs import torch_log_settings
 from dynfuzz.triage.repro_twin import eager_twin, keeps_state
 
 TEMPLATE = '''\
@@ -149,8 +150,6 @@ def driver(*, entry: str, eager_entry: str, backend: str, device: str, plan: Pla
     if plan.backward:
         lines += BACKWARD.splitlines()
     if plan.options.get("logs"):
-        from dynfuzz.run.torch_logs import torch_log_settings
-
         lines.append(f"torch._logging.set_logs({_settings(torch_log_settings())})  # as the finding was compiled")
     compiled = compile_call(entry, backend, plan)
     patch = [f"with torch._dynamo.config.patch({_settings(config)}):"] if config else []

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from dynfuzz.generators.case import Case
 from dynfuzz.oracles import Finding
 from dynfuzz.run.compilers import BACKENDS, CompileSpec
+from dynfuzz.run.judge import judge
 from dynfuzz.run.multi_backend import compiler_for, layer_of
 
 AGREES = "agrees"
@@ -79,8 +80,6 @@ class Layering:
 
 def verdict(case: Case, finding: Finding, spec: CompileSpec, backend: str, device: str | None = None) -> str:
     """How `case` fares on one backend (and device) against uncompiled eager, judged by the finding's oracle."""
-    from dynfuzz.run.judge import judge
-
     run_spec = dataclasses.replace(spec, backend=backend, device=device or spec.device, backends=(),
                                    cross_device=False, reference=False, guards=False)
     try:

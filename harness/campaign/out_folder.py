@@ -30,7 +30,7 @@ def holds_campaign(out: Path) -> bool:
 
 def is_campaign_folder(out: Path) -> bool:
     """Whether `out` is a campaign's folder: it holds a journal, or an earlier layout's summary.json."""
-    from dynfuzz.run.journal import JOURNAL
+    from dynfuzz.campaign.journal import JOURNAL
 
     return (out / JOURNAL).is_file() or (out / "summary.json").is_file()
 

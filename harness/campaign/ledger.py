@@ -2,7 +2,7 @@
 
 Kept apart from the loop in `campaign.py` (which schedules cases onto workers or a cluster, and runs the
 triage lanes) so that what is counted and filed, and how, lives in one place whatever ran the cases; `dynfuzz
-triage DIR` (run/finish.py) rebuilds a ledger from a campaign folder and applies the same rules.
+triage DIR` (campaign/finish.py) rebuilds a ledger from a campaign folder and applies the same rules.
 
 Filing (docs/findings.md, "Root-cause buckets"): every finding gets a cheap key (the bucket key computed on
 the unminimized program, no judge call). A finding is new when its identity, its signature together with its
@@ -24,19 +24,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dynfuzz.campaign import ledger_summary
+from dynfuzz.campaign.crash_join import JOINED, CrashJoins, crash_identity
+from dynfuzz.campaign.journal import encode
 from dynfuzz.generators.case import Case
 from dynfuzz.oracles import Finding, finding
-from dynfuzz.run import ledger_summary
-from dynfuzz.run.crash_join import JOINED, CrashJoins, crash_identity
 from dynfuzz.run.harness_errors import HarnessError, HarnessErrorLog
-from dynfuzz.run.journal import encode
+from dynfuzz.run.multi_backend import spec_for
 from dynfuzz.triage.explain import Explanation, cheap_explanation, filed
 from dynfuzz.triage.filing import BucketFiler
+from dynfuzz.triage.localize import wants_localization
 from dynfuzz.triage.pending import LOCALIZE, NEW, SUSPECT, Job, PendingJobs, identity
-from dynfuzz.triage.repro import torch_version
+from dynfuzz.triage.repro import metadata_for, render_repro, torch_version
 
 if TYPE_CHECKING:
-    from dynfuzz.run.campaign import CampaignConfig
+    from dynfuzz.campaign.campaign import CampaignConfig
 
 
 @dataclass
@@ -93,13 +95,13 @@ class Ledger:
         self.triage: Any = None  # where triage jobs go (the campaign's TriagePool); None: no triage
         self.localized: set[str] = set()  # bucket keys whose localization was queued
         self.on_new_finding: Any = None  # called with the case of every newly filed identity (example database)
-        self.journal: Any = None  # the campaign's Journal (run/journal.py); None while a journal is replayed
+        self.journal: Any = None  # the campaign's Journal (campaign/journal.py); None while a journal is replayed
         self.journaled: set[str] = set()  # identities whose program the journal holds already
         self.known_verdicts: dict[str, bool] = {}  # key -> whether it is a known issue (asked once, journaled)
         # (identity, case seed) of findings journaled after the last `progress` fact: their cases run again on
         # --resume (the stream position is the progress fact's), and find them again without counting them twice
         self.unconfirmed: Counter[tuple[str, int]] = Counter()
-        self.crash_joins = CrashJoins()  # Note [A crash's identity is cheap] (run/crash_join.py)
+        self.crash_joins = CrashJoins()  # Note [A crash's identity is cheap] (campaign/crash_join.py)
 
     # ---- bookkeeping ----
     def _finish(self, case: Case, status: str, payload: Any) -> None:
@@ -256,9 +258,6 @@ class Ledger:
     def _queue(self, ident: str, case: Case, f: Finding, priority: int, cheap_key: str,
                crash: str | None = None) -> None:
         """Write the job to `queue/`; hand it to the lanes unless it follows a crash of its identity in triage."""
-        from dynfuzz.run.multi_backend import spec_for
-        from dynfuzz.triage.repro import metadata_for, render_repro
-
         job = Job(ident, case, f, priority, {"bucket_cheap": cheap_key})
         spec = spec_for(self.config.spec, f.layer)
         self.pending.save(job, render_repro(case, f, spec, metadata_for(case, f, spec, cheap_key=cheap_key)))
@@ -339,8 +338,6 @@ class Ledger:
 
     def _localize(self, bucket: Any, t: Any) -> None:
         """Queue the localization of a newly explained bucket of a silent divergence (lowest priority)."""
-        from dynfuzz.triage.localize import wants_localization
-
         if self.triage is None or bucket.key in self.localized or not wants_localization(t.explanation):
             return
         self.localized.add(bucket.key)

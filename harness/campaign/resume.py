@@ -6,7 +6,7 @@ block: the stream position (`next_index`, the next seed index to draw) and the i
 finished (`open_indices`: in flight, waiting to be confirmed, drawn ahead). Resuming reads the settings
 from that file (every setting that changes what a case means; a flag that contradicts one is a usage error),
 restores everything the campaign had (counts, findings, buckets, `bugs`, skips, the triage jobs still waiting
-in `queue/`: run/campaign_state.py, the loader `dynfuzz triage` uses too), runs the open indices again first
+in `queue/`: campaign/campaign_state.py, the loader `dynfuzz triage` uses too), runs the open indices again first
 (they did not crash: the parent died), then continues the seed stream until the original `--cases` or the
 budget: `--budget` when given, else what the original budget had left. `seconds` counts the wall time of
 every run of the campaign together, so `cases_per_second` stays a rate. A finding filed between a case's
@@ -20,8 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dynfuzz.campaign.campaign_state import read_summary
 from dynfuzz.errors import UsageError
-from dynfuzz.run.campaign_state import read_summary
+from dynfuzz.triage.known import release
+from dynfuzz.triage.repro import torch_version
 
 # summary.json field -> the `dynfuzz fuzz` flag (argparse dest) it came from
 SETTINGS = {"seed": "seed", "families": "family", "backend": "backend", "device": "device",
@@ -67,8 +69,8 @@ def flags_of(args: Any) -> dict[str, Any]:
 
 def _from_journal(out: Path) -> dict[str, Any]:
     """What `load` reads of a journaled campaign, shaped like summary.json (settings, stream position, time)."""
-    from dynfuzz.run.journal import last, read_journal
-    from dynfuzz.run.journal_views import SETTINGS_FIELDS, effective_settings
+    from dynfuzz.campaign.journal import last, read_journal
+    from dynfuzz.campaign.journal_views import SETTINGS_FIELDS, effective_settings
 
     facts = read_journal(out)
     settings = effective_settings(facts, out)
@@ -88,7 +90,7 @@ def _from_journal(out: Path) -> dict[str, Any]:
 def load(out: Path) -> ResumeState:
     """Read the campaign in DIR: its journal, else (an earlier layout) its summary.json; missing, corrupt or
     foreign: a one-line usage error."""
-    from dynfuzz.run.journal import has_journal
+    from dynfuzz.campaign.journal import has_journal
 
     summary = _from_journal(Path(out)) if has_journal(Path(out)) else read_summary(Path(out), "--resume")
     block = summary.get("resume")
@@ -138,7 +140,6 @@ def apply_settings(state: ResumeState, args: Any, given: set[str]) -> None:
         args.no_minimize = saved is None
         if saved is not None:
             args.minimize_budget = f"{saved}s"
-    from dynfuzz.triage.known import release
 
     for name, now in current_environment().items():
         then = state.summary.get(name)
@@ -153,8 +154,6 @@ def current_environment() -> dict[str, Any]:
     """What summary.json records of the environment (ENVIRONMENT), as it is in this process."""
     import hypothesis
     from dynfuzz.generators.fragments import DISABLE_ENV
-    from dynfuzz.triage.known import release
-    from dynfuzz.triage.repro import torch_version
 
     return {"torch": release(torch_version()), "hypothesis": hypothesis.__version__,
             "disabled_constructs": sorted(t for t in os.environ.get(DISABLE_ENV, "").split(",") if t)}

@@ -1,4 +1,4 @@
-"""The counting part of `summary.json`, read off a campaign's ledger (run/ledger.py): its fields are a contract
+"""The counting part of `summary.json`, read off a campaign's ledger (campaign/ledger.py): its fields are a contract
 users' scripts read (docs/summary-json.md), so they are extended, never renamed."""
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from dynfuzz.campaign.journal import relative
 from dynfuzz.oracles.model import SEVERITY
-from dynfuzz.run.journal import relative
 from dynfuzz.run.multi_backend import layer_summary
 from dynfuzz.run.provenance import provenance
 from dynfuzz.triage.pending import Job, identity

@@ -1,7 +1,7 @@
 """Behaviour-guided generation (`fuzz --guided`): steer drawing toward programs that make Dynamo do what no
 earlier case made it do (run/behaviours.py), and toward rare combinations of what it does.
 
-Two mechanisms, both fed by each case's `Novelty` (run/behaviour_log.py), scored by `novelty_reward`:
+Two mechanisms, both fed by each case's `Novelty` (campaign/behaviour_log.py), scored by `novelty_reward`:
 
 - A bandit over fragments. Each fragment's score is the reward it earned per use: a case's reward is shared
   among the fragments it drew, call-plan perturbations included.
@@ -32,13 +32,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dynfuzz.campaign.behaviour_log import Novelty, novelty_reward
 from dynfuzz.generators.case import Case, case_from_program
 from dynfuzz.generators.choose import integer
 from dynfuzz.generators.compose import programs
 from dynfuzz.generators.families import load_families
 from dynfuzz.generators.hypothesis_compat import data_from_seed, draw_from_prefix, forced_integer
 from dynfuzz.generators.swarm import option_name
-from dynfuzz.run.behaviour_log import Novelty, novelty_reward
 from hypothesis.database import choices_to_bytes
 
 FLOOR = 0.3  # share of every pick that follows the default weights

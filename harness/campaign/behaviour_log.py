@@ -135,7 +135,7 @@ class BehaviourLog:
 
 
 def novelty_reward(novelty: Novelty | None) -> float:
-    """The guide's reward for a case (run/guided.py): each new behaviour counts 1, new pairs add a log share
+    """The guide's reward for a case (campaign/guided.py): each new behaviour counts 1, new pairs add a log share
     (a new pair is common: most cases bring some), and a case of rare behaviours earns a little even when
     nothing is new, so the fragments and edits that stay near the frontier keep credit."""
     if novelty is None:

@@ -1,8 +1,9 @@
 """Fuzz campaigns: draw cases, run them in workers, triage what they find, summarise.
 
 The loop schedules cases onto local workers or Ray actors and lends workers to triage while findings wait
-(Note [Capacity follows the queue] in run/capacity.py); the ledger (run/ledger.py) counts and files every finding, into
-`OUT/findings/<slug>-<id>/` (one folder per root-cause bucket), before the next case is dispatched;
+(Note [Capacity follows the queue] in campaign/capacity.py); the ledger (campaign/ledger.py) counts and files
+every finding, into `OUT/findings/<slug>-<id>/` (one folder per root-cause bucket), before the next case is
+dispatched;
 `OUT/summary.json` is rewritten every few seconds and at the end, so a killed campaign still leaves one, and
 its triage queue stays on disk (`OUT/queue/`) for `dynfuzz triage`.
 """
@@ -20,21 +21,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dynfuzz.campaign.behaviour_log import BehaviourLog
+from dynfuzz.campaign.capacity import Capacity, drain_grace
+from dynfuzz.campaign.journal import Journal, last
+from dynfuzz.campaign.ledger import Ledger, Unique  # noqa: F401  (Unique: re-exported for callers)
+from dynfuzz.campaign.line_coverage import Collector, CoverageSpec, Tracker
+from dynfuzz.campaign.progress import Reporter
+from dynfuzz.campaign.resume import ResumeState
 from dynfuzz.generators.case import Case, case_seed, draw_case
 from dynfuzz.report import write_campaign_report
 from dynfuzz.report.plot import write_progress_svg
-from dynfuzz.run.behaviour_log import BehaviourLog
-from dynfuzz.run.capacity import Capacity, drain_grace
 from dynfuzz.run.compilers import CompileSpec, make_compiler
-from dynfuzz.run.ledger import Ledger, Unique  # noqa: F401  (Unique: re-exported for callers)
-from dynfuzz.run.line_coverage import Collector, CoverageSpec, Tracker
-from dynfuzz.run.progress import Reporter
-from dynfuzz.run.journal import Journal, last
-from dynfuzz.run.resume import ResumeState
 from dynfuzz.run.torch_observers import record as observer_record
 from dynfuzz.triage.known import KnownIssues
 from dynfuzz.triage.pending import NEW, SUSPECT
-from dynfuzz.triage.queue import triage_lanes
+from dynfuzz.triage.queue import TriagePool, triage_lanes
 from hypothesis.errors import StopTest
 
 END_GRACE = 10.0  # seconds running cases get to finish after the budget is spent or a stop is asked for
@@ -64,7 +65,7 @@ class CampaignConfig:
     coverage: CoverageSpec | None = None  # --coverage: line coverage of Dynamo per worker, OUT/coverage.json
     guided: bool = False  # --guided (needs coverage): fragment bandit and a pool of choice sequences
     swarm: bool = False  # --swarm: a subset of the grammar per window of seeds, explained constructs down-weighted
-    resume: ResumeState | None = None  # --resume DIR: continue the campaign saved there (run/resume.py)
+    resume: ResumeState | None = None  # --resume DIR: continue the campaign saved there (campaign/resume.py)
     worker_memory: int | None = None  # --worker-memory: RLIMIT_AS per worker process in bytes (None: no limit)
     minimize_budget: float | None = None  # --minimize-budget: seconds per new cheap key in the triage worker
     triage_grace: float | None = None  # the most the triage queue may delay the end (None: `triage_grace()`)
@@ -104,28 +105,28 @@ class Campaign:
         self.collector: Collector | None = None
         self.guide = None  # a run.guided.Guide when the campaign is guided (--guided)
         self.swarm = None  # a run.swarm_weights.Swarm with --swarm
-        self.behaviour_log = BehaviourLog()  # what Dynamo did, case by case (run/behaviour_log.py)
+        self.behaviour_log = BehaviourLog()  # what Dynamo did, case by case (campaign/behaviour_log.py)
         self.coverage_report: dict[str, Any] | None = None
         self.coverage_seconds = 0.0
         self.jobs_waiting: list[Any] = []  # triage jobs restored by --resume, handed to the lanes at the start
         self.last_progress = 0.0  # when the last `progress` fact with the large process blocks was journaled
-        self.journal = Journal(config.out)  # Note [The journal is the campaign] (run/journal.py)
+        self.journal = Journal(config.out)  # Note [The journal is the campaign] (campaign/journal.py)
         self.earlier_facts: list[dict[str, Any]] = []  # --resume: the facts of the earlier runs views are made of
-        if config.resume is not None:  # Note [Resuming a campaign] in run/resume.py
+        if config.resume is not None:  # Note [Resuming a campaign] in campaign/resume.py
             self._take_over(config.resume)
         self.ledger.journal = self.journal
         if config.database is not None and config.resume is None:
-            from dynfuzz.run.exampledb import FindingsDB
+            from dynfuzz.campaign.exampledb import FindingsDB
 
             self.findings_db = FindingsDB.at(config.database, config.families, config.db_expire_days)
             self.to_replay = self.findings_db.replay_cases()
             self.ledger.on_new_finding = self.findings_db.save
         if config.guided:
-            from dynfuzz.run.guided import Guide
+            from dynfuzz.campaign.guided import Guide
 
             self.guide = Guide(config.seed, config.families, config.out)
         if getattr(config, "swarm", False):
-            from dynfuzz.run.swarm_weights import Swarm
+            from dynfuzz.campaign.swarm_weights import Swarm
 
             saved = config.resume.summary.get("swarm_state") if config.resume is not None else None
             self.swarm = Swarm(config.families, config.out, saved=saved)
@@ -134,8 +135,8 @@ class Campaign:
     def _take_over(self, state: ResumeState) -> None:
         """--resume: everything the earlier runs journaled, replayed into this campaign's ledger (the views they
         left are rewritten from it); an earlier layout without a journal is read from its summary.json."""
-        from dynfuzz.run.journal import has_journal, read_journal
-        from dynfuzz.run.journal_views import replay
+        from dynfuzz.campaign.journal import has_journal, read_journal
+        from dynfuzz.campaign.journal_views import replay
 
         if has_journal(self.config.out):
             facts = read_journal(self.config.out)
@@ -145,7 +146,7 @@ class Campaign:
             process = (last(facts, "progress") or {}).get("process", {})
             self.replayed = int(process.get("replayed_from_database") or 0)
         else:
-            from dynfuzz.run.campaign_state import restore
+            from dynfuzz.campaign.campaign_state import restore
 
             self.jobs_waiting = restore(self.ledger, state.summary, self.config.out)
             self.replayed = int(state.summary.get("replayed_from_database") or 0)
@@ -156,8 +157,8 @@ class Campaign:
 
     def _journal_start(self) -> None:
         """The run's first fact: the settings of a new campaign, or a resume (the budget the campaign has now)."""
-        from dynfuzz.run.journal import has_journal
-        from dynfuzz.run.journal_views import settings_of
+        from dynfuzz.campaign.journal import has_journal
+        from dynfuzz.campaign.journal_views import settings_of
 
         cfg = self.config
         if cfg.resume is not None and has_journal(cfg.out):
@@ -189,8 +190,6 @@ class Campaign:
 
         remove_compile_cache = campaign_compile_cache(cfg.out)  # before any worker starts: they inherit it
         if cfg.minimize_budget:
-            from dynfuzz.triage.queue import TriagePool, triage_lanes
-
             self.triage = TriagePool(cfg.spec, cfg.minimize_budget, triage_lanes(cfg.workers),
                                      log_dir=cfg.out / "workers")
             self.ledger.triage = self.triage
@@ -199,7 +198,7 @@ class Campaign:
         t0 = time.monotonic()
         pool = None
         if cfg.ray is not None:
-            from dynfuzz.run.cluster import RayPool
+            from dynfuzz.campaign.cluster import RayPool
 
             pool = RayPool(cfg.spec, cfg.case_timeout, address=cfg.ray)
             cfg.workers, self.nodes = pool.size, pool.nodes  # one actor per core; the pool counts per node
@@ -207,7 +206,7 @@ class Campaign:
             self.earlier_facts.append({"fact": "pool", "settings": {"workers": pool.size}})
             compiler = None
         elif cfg.workers > 0:
-            from dynfuzz.run.workers import Pool, WorkerLimits
+            from dynfuzz.campaign.workers import Pool, WorkerLimits
 
             (cfg.out / "workers").mkdir(exist_ok=True)
             pool = Pool(cfg.workers, cfg.spec, cfg.case_timeout, cfg.coverage,
@@ -292,7 +291,7 @@ class Campaign:
         write_campaign_report(cfg.out, self.samples)
         reporter.final(summary, self.ledger.unique_rows())
         if self.coverage_report is not None:
-            from dynfuzz.run.line_coverage_report import format_table
+            from dynfuzz.campaign.line_coverage_report import format_table
 
             reporter.print_text(format_table(self.coverage_report))
         return summary
@@ -370,7 +369,7 @@ class Campaign:
 
     def _finish_coverage(self) -> None:
         """Stop in-process measurement, merge the workers' data, write OUT/coverage.json."""
-        from dynfuzz.run.line_coverage_report import finish
+        from dynfuzz.campaign.line_coverage_report import finish
 
         if self.collector is not None:
             self.collector.save()
@@ -546,7 +545,7 @@ class Campaign:
 
     def summary(self) -> dict[str, Any]:
         """`summary.json`: the ledger's counts, and the settings and processes of this campaign."""
-        from dynfuzz.run.resume import current_environment
+        from dynfuzz.campaign.resume import current_environment
 
         cfg = self.config
         jobs = getattr(self, "triage_jobs", None) or (self.triage.job_seconds if self.triage is not None else [])
@@ -572,13 +571,13 @@ class Campaign:
             "resume": self.resume_block(),
             "stopped_by": self.stopped_by,  # SIGTERM/SIGINT: ended early, results kept
             "unfinished": self.unfinished,  # running at budget end + grace: abandoned, not counted
-            "worker_recycles": self.worker_recycles,  # Note [Workers are recycled] (run/workers.py)
+            "worker_recycles": self.worker_recycles,  # Note [Workers are recycled] (campaign/workers.py)
             "triage_recycles": getattr(self, "triage_recycles", 0),
         }
 
     def _coverage_blocks(self) -> dict[str, Any]:
         """summary.json's `coverage` block (with --coverage) and `guided` block (with --guided)."""
-        from dynfuzz.run.line_coverage_report import summary_block
+        from dynfuzz.campaign.line_coverage_report import summary_block
 
         out: dict[str, Any] = {}
         if self.coverage_report is not None:
@@ -596,7 +595,7 @@ class Campaign:
     def write_summary(self, final: bool = False) -> dict[str, Any]:
         """Journal the counts (a `progress` fact: the large process blocks, behaviours and coverage, at most every
         10 s unless `final`), then write summary.json, the view of the journal's settings and this ledger."""
-        from dynfuzz.run.journal_views import LARGE_PROCESS_FIELDS, compose, counts_of, write_summary
+        from dynfuzz.campaign.journal_views import LARGE_PROCESS_FIELDS, compose, counts_of, write_summary
 
         live = self.summary()
         ledger_keys = set(self.ledger.summary())

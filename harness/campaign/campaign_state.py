@@ -1,7 +1,7 @@
 """A campaign folder read back into a ledger: counts, findings, buckets and the triage jobs still waiting.
 
 One loader for the two tools that continue a campaign in its own folder: `dynfuzz fuzz --resume DIR` (more
-cases, run/resume.py) and `dynfuzz triage DIR` (the triage the campaign did not finish, run/finish.py). Both
+cases, campaign/resume.py) and `dynfuzz triage DIR` (the triage the campaign did not finish, campaign/finish.py). Both
 read `summary.json` (rewritten atomically after every batch of finished cases), the bucket folders it names,
 and `queue/` (Note [Nothing waits only in memory]); neither re-files what is on disk.
 """
@@ -14,6 +14,7 @@ from typing import Any
 
 from dynfuzz.errors import UsageError
 from dynfuzz.oracles import Finding
+from dynfuzz.report.data import resolve_path
 from dynfuzz.triage.filing import Bucket, explanation_from_row
 from dynfuzz.triage.pending import SUSPECT, Job
 
@@ -48,8 +49,7 @@ def _finding(row: dict[str, Any]) -> Finding:
 def restore(ledger: Any, summary: dict[str, Any], out: Path) -> list[Job]:
     """Counts, findings and buckets of `summary` into a fresh `ledger`; returns the triage jobs still on disk,
     with their findings attached (a suspect that was not filed yet goes back among the ledger's suspects)."""
-    from dynfuzz.report.data import resolve_path
-    from dynfuzz.run.ledger import Unique, identity
+    from dynfuzz.campaign.ledger import Unique, identity
 
     for name in _COUNTERS:
         setattr(ledger, name, getattr(ledger, name) + int(summary.get(name, 0)))

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from dynfuzz.run.line_coverage import FRONTEND, OUT_OF_REACH, CoverageSpec, Tracker, core_name, package_dir
+from dynfuzz.campaign.line_coverage import FRONTEND, OUT_OF_REACH, CoverageSpec, Tracker, core_name, package_dir
 
 
 def finish(spec: CoverageSpec, tracker: Tracker | None, out: Path, late: Iterable[str] = ()) -> dict[str, Any]:

@@ -2,10 +2,10 @@
 
 A campaign ends within its budget; what its triage lanes had not reached is on disk (`DIR/queue/`, Note
 [Nothing waits only in memory]) and its buckets say `unminimized`. This rebuilds the campaign's ledger from
-its journal (or, for an earlier layout, `DIR/summary.json` with run/campaign_state.py), runs the waiting jobs in priority
+its journal (or, for an earlier layout, `DIR/summary.json` with campaign/campaign_state.py), runs the waiting jobs in priority
 order on `--workers` triage lanes within `--budget`, applies each result as the campaign would have (re-key,
 merge, known issue, localization), and rewrites `summary.json` after every result and the report at the end.
-A journaled campaign (run/journal.py) is replayed from its journal instead, and each result is appended to it
+A journaled campaign (campaign/journal.py) is replayed from its journal instead, and each result is appended to it
 before it is applied; the campaign's settings are the journal's and never this command's. It is resumable: a
 job's result is journaled before its queue file goes, so a killed run is picked up again.
 It refuses a folder made on another torch release: a job's program is judged against the torch that found it.
@@ -17,10 +17,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from dynfuzz.campaign.campaign_state import read_summary, restore
 from dynfuzz.errors import UsageError
-from dynfuzz.run.campaign_state import read_summary, restore
+from dynfuzz.report import write_campaign_report
 from dynfuzz.run.compilers import CompileSpec
 from dynfuzz.triage.known import KnownIssues, release
+from dynfuzz.triage.queue import TriagePool
 from dynfuzz.triage.repro import torch_version
 
 
@@ -46,15 +48,13 @@ def finish_triage(out: Path, budget: float, workers: int, minimize_budget: float
     """Run the waiting triage jobs of the campaign in `out`; returns the rewritten summary. A journaled campaign
     gets each result appended to its journal and its views made again from it (never its settings: those are
     the campaign's); an earlier layout is read from, and written back to, its summary.json."""
-    from dynfuzz.run.journal import has_journal
+    from dynfuzz.campaign.journal import has_journal
 
     if not has_journal(out):
         return _finish_summary_layout(out, budget, workers, minimize_budget, known, lanes_cls)
-    from dynfuzz.report import write_campaign_report
-    from dynfuzz.run.journal import Journal, read_journal
-    from dynfuzz.run.journal_views import compose, effective_settings, ledger_from_journal, write_summary
-    from dynfuzz.run.out_folder import claim
-    from dynfuzz.triage.queue import TriagePool
+    from dynfuzz.campaign.journal import Journal, read_journal
+    from dynfuzz.campaign.journal_views import compose, effective_settings, ledger_from_journal, write_summary
+    from dynfuzz.campaign.out_folder import claim
 
     _same_torch(out, str(effective_settings(read_journal(out), out).get("torch", "?")))
     lock = claim(out, resume=True, verb="triage")  # noqa: F841  (held while it runs)
@@ -89,11 +89,9 @@ def finish_triage(out: Path, budget: float, workers: int, minimize_budget: float
 def _finish_summary_layout(out: Path, budget: float, workers: int, minimize_budget: float,
                            known: KnownIssues | None, lanes_cls: Any) -> dict[str, Any]:
     """`dynfuzz triage` on a folder an earlier dynfuzz wrote (summary.json, no journal)."""
-    from dynfuzz.report import write_campaign_report
-    from dynfuzz.run.campaign import CampaignConfig
-    from dynfuzz.run.ledger import Ledger
-    from dynfuzz.run.out_folder import claim
-    from dynfuzz.triage.queue import TriagePool
+    from dynfuzz.campaign.campaign import CampaignConfig
+    from dynfuzz.campaign.ledger import Ledger
+    from dynfuzz.campaign.out_folder import claim
 
     summary = read_summary(out, "triage")
     _same_torch(out, str(summary.get("torch", "?")))
@@ -129,7 +127,7 @@ def _finish_summary_layout(out: Path, budget: float, workers: int, minimize_budg
 
 def _write(out: Path, old: dict[str, Any], ledger: Any, done: int, left: int) -> dict[str, Any]:
     """The campaign's summary with the ledger's counts and buckets as they are now (atomically)."""
-    from dynfuzz.run.journal_views import SETTINGS_FIELDS
+    from dynfuzz.campaign.journal_views import SETTINGS_FIELDS
 
     summary = {**old, **ledger.summary(), **{k: old[k] for k in SETTINGS_FIELDS if k in old}}
     summary["seconds"], summary["cases_per_second"] = old.get("seconds"), old.get("cases_per_second")

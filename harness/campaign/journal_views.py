@@ -1,6 +1,6 @@
 """The views of a campaign's journal: summary.json, findings/, queue/ and the report, made again from it alone.
 
-Why: see Note [The journal is the campaign] (run/journal.py). `replay` feeds the journal's facts, in order, to a
+Why: see Note [The journal is the campaign] (campaign/journal.py). `replay` feeds the journal's facts, in order, to a
 fresh `Ledger` with its journal off: each finding is recorded, each triage result applied, each known-issue
 verdict taken as it was journaled, exactly as the campaign did when it learned them. The bucket folders and the
 queue come out of that (the ledger writes them), counts the journal does not hold fact by fact (cases, features,
@@ -16,7 +16,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from dynfuzz.run.journal import decode, last, read_journal, settings_fact
+from dynfuzz.campaign.journal import decode, last, read_journal, settings_fact
+from dynfuzz.report import write_campaign_report
+from dynfuzz.triage.buckets import row_is_bug
+from dynfuzz.triage.issue import with_section
+from dynfuzz.triage.known import KnownIssues
+from dynfuzz.triage.pending import Job
 
 # summary.json fields that are settings: written once by the `settings` fact, never by a later command
 SETTINGS_FIELDS = ("torch", "python", "hypothesis", "dynfuzz_commit", "torch_patches", "backend", "device",
@@ -71,9 +76,8 @@ class _Waiting:
 
 def config_for(out: Path, settings: dict[str, Any], known: Any = None, **extra: Any) -> Any:
     """A CampaignConfig with the journal's settings (a replay files and keys exactly as the campaign did)."""
-    from dynfuzz.run.campaign import CampaignConfig
+    from dynfuzz.campaign.campaign import CampaignConfig
     from dynfuzz.run.compilers import CompileSpec
-    from dynfuzz.triage.known import KnownIssues
 
     spec = dict(settings.get("spec") or {})
     spec["backends"] = tuple(spec.get("backends", ()))
@@ -91,8 +95,6 @@ def config_for(out: Path, settings: dict[str, Any], known: Any = None, **extra: 
 def replay(ledger: Any, facts: list[dict[str, Any]], triaging: bool) -> list[Any]:
     """Apply `facts` to a fresh `ledger` (journal off), rewriting findings/ and queue/ from nothing. Returns the
     triage jobs submitted and not answered (`triaging`: whether the campaign triaged at all)."""
-    from dynfuzz.triage.pending import Job
-
     out = ledger.config.out
     for name in ("findings", "queue"):
         shutil.rmtree(out / name, ignore_errors=True)
@@ -145,8 +147,6 @@ def _apply_releases(ledger: Any, facts: list[dict[str, Any]]) -> None:
     """`release` facts onto the buckets they name (by key): their row fields, and report.md's section. A release
     check of a bucket that only settling files (a suspect still waiting, `unminimized`) was dropped when this
     ran before `Ledger.settle`."""
-    from dynfuzz.releases.campaign_folder import with_section
-
     for row in facts:
         if row["fact"] != "release":
             continue
@@ -178,8 +178,6 @@ def compose(ledger: Any, facts: list[dict[str, Any]], out: Path, process: dict[s
             settings: dict[str, Any] | None = None) -> dict[str, Any]:
     """summary.json: the ledger's counts and buckets, the process fields of the run (`process`, else the last
     `progress` fact's), then the journal's settings over both, and what later commands journaled."""
-    from dynfuzz.triage.buckets import row_is_bug
-
     if process is None:
         process = latest_process(facts)
     settings = settings if settings is not None else effective_settings(facts, out)
@@ -210,7 +208,7 @@ def write_summary(out: Path, summary: dict[str, Any]) -> None:
 
 def ledger_from_journal(out: Path, known: Any = None, settle: bool = True) -> tuple[Any, list[Any], list[dict]]:
     """A ledger with everything the journal of `out` holds, the views it writes rewritten; the jobs waiting."""
-    from dynfuzz.run.ledger import Ledger
+    from dynfuzz.campaign.ledger import Ledger
 
     facts = read_journal(out)
     settings = effective_settings(facts, out)
@@ -228,8 +226,6 @@ def rebuild(out: Path, report: bool = True) -> dict[str, Any]:
     summary = compose(ledger, facts, out)
     write_summary(out, summary)
     if report:
-        from dynfuzz.report import write_campaign_report
-
         samples = out / "samples.json"
         write_campaign_report(out, [tuple(s) for s in json.loads(samples.read_text())] if samples.is_file() else [])
     return summary

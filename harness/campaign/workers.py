@@ -18,17 +18,14 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from dynfuzz.campaign.line_coverage import Collector, CoverageSpec
 from dynfuzz.generators.case import Case
-from dynfuzz.run.compilers import CompileSpec
-from dynfuzz.run.line_coverage import CoverageSpec
+from dynfuzz.run.compilers import CompileSpec, make_compiler
+from dynfuzz.run.isolation import RECYCLE_RSS_GROWTH, confine, memory_limit_reached, resident_bytes, run_case
 
 
 def _worker_main(conn: Connection, spec: CompileSpec, coverage: CoverageSpec | None = None,
                  limits: WorkerLimits | None = None, index: int = 0) -> None:
-    from dynfuzz.run.compilers import make_compiler
-    from dynfuzz.run.isolation import confine, memory_limit_reached, run_case
-    from dynfuzz.run.line_coverage import Collector
-
     limits = limits or WorkerLimits()
     confine(limits.memory, limits.log_for(index))  # before torch is imported: its start-up counts too
     collector = Collector(coverage, "worker") if coverage is not None else None  # before torch is imported
@@ -88,17 +85,7 @@ class Slot:
 # replaced by a fresh one after RECYCLE_AFTER cases, or sooner once its RSS exceeds RECYCLE_RSS_GROWTH times
 # what it was when warm. It exits cleanly (coverage data saved), between cases, so no case is lost.
 RECYCLE_AFTER = 400
-RECYCLE_RSS_GROWTH = 1.5
 WARM_CASES = 20
-
-
-def resident_bytes(pid: int) -> int | None:
-    """Resident set size of a process from /proc (None where there is no /proc, or it has gone)."""
-    try:
-        with open(f"/proc/{pid}/statm") as fh:
-            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 class Pool:
