@@ -2,9 +2,10 @@
 
 A campaign ends within its budget; what its triage lanes had not reached is on disk (`DIR/queue/`, Note
 [Nothing waits only in memory]) and its buckets say `unminimized`. This rebuilds the campaign's ledger from
-its journal (or, for an earlier layout, `DIR/summary.json` with campaign/campaign_state.py), runs the waiting jobs in priority
-order on `--workers` triage lanes within `--budget`, applies each result as the campaign would have (re-key,
-merge, known issue, localization), and rewrites `summary.json` after every result and the report at the end.
+its journal (or, for an earlier layout, `DIR/summary.json` with campaign/campaign_state.py), runs the waiting
+jobs in priority order on `--workers` triage lanes within `--budget`, applies each result as the campaign
+would have (re-key, merge, known issue, localization), and rewrites `summary.json` after every result and
+the report at the end.
 A journaled campaign (campaign/journal.py) is replayed from its journal instead, and each result is appended to it
 before it is applied; the campaign's settings are the journal's and never this command's. It is resumable: a
 job's result is journaled before its queue file goes, so a killed run is picked up again.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +64,22 @@ def finish_triage(out: Path, budget: float, workers: int, minimize_budget: float
     journal = Journal(out)
     ledger.journal = journal
     pool = (lanes_cls or TriagePool)(ledger.config.spec, minimize_budget, max(1, workers), log_dir=out / "workers")
+    done, left = _run_jobs(pool, ledger, jobs, budget, lambda done, waiting: write_summary(
+        out, compose(ledger, facts, out)))
+    facts.append(journal.append("triage-run", run={"jobs": done, "left": left, "torch": torch_version()}))
+    journal.close()
+    ledger.settle()
+    result = compose(ledger, facts, out)
+    write_summary(out, result)
+    samples = out / "samples.json"
+    write_campaign_report(out, [tuple(s) for s in json.loads(samples.read_text())] if samples.is_file() else [])
+    return result
+
+
+def _run_jobs(pool: Any, ledger: Any, jobs: list[Any], budget: float,
+              after: Callable[[int, int], None]) -> tuple[int, int]:
+    """The waiting `jobs` through `pool` for at most `budget` s, each result applied to `ledger` and then
+    `after(done, still_waiting)`; returns the jobs done and those left (they stay on disk)."""
     ledger.triage = pool
     for job in jobs:
         pool.submit(job.ident, job.case, job.finding, job.meta, job.priority)
@@ -72,18 +90,11 @@ def finish_triage(out: Path, budget: float, workers: int, minimize_budget: float
             for ident, status, payload in pool.poll(wait=min(0.5, max(deadline - time.monotonic(), 0.0))):
                 ledger.apply_triage(ident, status, payload)
                 done += 1
-                write_summary(out, compose(ledger, facts, out))
+                after(done, len(pool))
     finally:
         left = len(pool)
         pool.drain(time.monotonic())
-    facts.append(journal.append("triage-run", run={"jobs": done, "left": left, "torch": torch_version()}))
-    journal.close()
-    ledger.settle()
-    result = compose(ledger, facts, out)
-    write_summary(out, result)
-    samples = out / "samples.json"
-    write_campaign_report(out, [tuple(s) for s in json.loads(samples.read_text())] if samples.is_file() else [])
-    return result
+    return done, left
 
 
 def _finish_summary_layout(out: Path, budget: float, workers: int, minimize_budget: float,
@@ -104,20 +115,8 @@ def _finish_summary_layout(out: Path, budget: float, workers: int, minimize_budg
     ledger = Ledger(config)
     jobs = restore(ledger, summary, out)
     pool = (lanes_cls or TriagePool)(config.spec, minimize_budget, max(1, workers), log_dir=out / "workers")
-    ledger.triage = pool
-    for job in jobs:
-        pool.submit(job.ident, job.case, job.finding, job.meta, job.priority)
-    deadline = time.monotonic() + budget
-    done = 0
-    try:
-        while len(pool) and time.monotonic() < deadline:
-            for ident, status, payload in pool.poll(wait=min(0.5, max(deadline - time.monotonic(), 0.0))):
-                ledger.apply_triage(ident, status, payload)
-                done += 1
-                _write(out, summary, ledger, done, len(pool))
-    finally:
-        left = len(pool)
-        pool.drain(time.monotonic())
+    done, left = _run_jobs(pool, ledger, jobs, budget, lambda done, waiting: _write(out, summary, ledger, done,
+                                                                                      waiting))
     ledger.settle()
     result = _write(out, summary, ledger, done, left)
     samples = out / "samples.json"
