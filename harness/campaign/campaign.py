@@ -23,7 +23,7 @@ from typing import Any
 
 from dynfuzz.campaign.behaviour_log import BehaviourLog
 from dynfuzz.campaign.capacity import Capacity, drain_grace
-from dynfuzz.campaign.journal import Journal, last
+from dynfuzz.campaign.journal import Journal, has_journal, last, read_journal
 from dynfuzz.campaign.ledger import Ledger, Unique  # noqa: F401  (Unique: re-exported for callers)
 from dynfuzz.campaign.line_coverage import Collector, CoverageSpec, Tracker
 from dynfuzz.campaign.progress import Reporter
@@ -135,8 +135,7 @@ class Campaign:
     def _take_over(self, state: ResumeState) -> None:
         """--resume: everything the earlier runs journaled, replayed into this campaign's ledger (the views they
         left are rewritten from it); an earlier layout without a journal is read from its summary.json."""
-        from dynfuzz.campaign.journal import has_journal, read_journal
-        from dynfuzz.campaign.journal_views import replay
+        from dynfuzz.campaign.journal_views import replay  # journal_views reads CampaignConfig from here
 
         if has_journal(self.config.out):
             facts = read_journal(self.config.out)
@@ -157,7 +156,6 @@ class Campaign:
 
     def _journal_start(self) -> None:
         """The run's first fact: the settings of a new campaign, or a resume (the budget the campaign has now)."""
-        from dynfuzz.campaign.journal import has_journal
         from dynfuzz.campaign.journal_views import settings_of
 
         cfg = self.config
