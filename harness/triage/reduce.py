@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from dynfuzz.triage.dead_code import keep_one_output, remove_dead
+
 PROTECTED = {"inputs", "between", "CALLS", "COMPILE_OPTIONS", "DYNAMO_CONFIG", "torch", "device", "call"}
 
 
@@ -27,7 +29,8 @@ class ReduceStats:
     skipped: int = 0  # candidates not judged: the same edit was rejected earlier in the round
     rounds: int = 0
     timed_out: bool = False
-    passes: dict[str, int] = field(default_factory=dict)
+    passes: dict[str, int] = field(default_factory=dict)  # accepted edits by pass
+    judged: dict[str, int] = field(default_factory=dict)  # predicate calls by pass
 
 
 def _parent_lists(tree: ast.AST) -> Iterator[tuple[ast.AST, str]]:
@@ -280,48 +283,27 @@ def rename_short(tree: ast.Module, entry: str) -> Iterator[ast.Module]:
     yield new
 
 
-def _bound_names(stmt: ast.stmt) -> set[str] | None:
-    """The module-level names a definition binds, or None for a statement that is not a plain definition."""
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return {stmt.name}
-    if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
-        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-        names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-        simple = all(isinstance(n, (ast.Name, ast.Tuple, ast.List, ast.Store)) for t in targets for n in ast.walk(t))
-        return names if simple and names else None
-    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-        return {(a.asname or a.name).split(".")[0] for a in stmt.names}
-    return None
-
-
 def drop_unreferenced(tree: ast.Module, entry: str) -> Iterator[ast.Module]:
-    """Every module-level definition no other statement reads (helpers, classes, constants and imports left
-    behind once their uses were deleted), removed at once and to a fixed point: one judge call where deleting
+    """Dead code removed at once and to a fixed point: module-level definitions no other statement reads
+    (helpers, classes, constants and imports left behind once their uses were deleted), and in functions the
+    assignments nothing reads and blocks left holding only `pass` (`dead_code`). One judge call where deleting
     them one by one costs one each, and what the deadline would otherwise leave in a repro."""
     new = copy.deepcopy(tree)
-    keep = PROTECTED | {entry, "torch"}
-    changed = False
-    while True:
-        loaded = [{n.id for n in ast.walk(s) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)}
-                  | {x for n in ast.walk(s) if isinstance(n, (ast.Global, ast.Nonlocal)) for x in n.names}
-                  for s in new.body]
-        dead = []
-        for i, stmt in enumerate(new.body):
-            names = _bound_names(stmt)
-            if not names or names & keep:
-                continue
-            if not any(names & used for j, used in enumerate(loaded) if j != i):
-                dead.append(i)
-        if not dead:
-            break
-        new.body = [s for i, s in enumerate(new.body) if i not in dead] or [ast.Pass()]
-        changed = True
-    if changed:
+    if remove_dead(new, PROTECTED | {entry, "torch"}):
+        yield new
+
+
+def slice_outputs(tree: ast.Module, entry: str) -> Iterator[ast.Module]:
+    """The entry returning one element of its tuple, with everything only the others needed removed: a
+    generated program returns every value it computed, which kept every statement live."""
+    for _, new in keep_one_output(tree, entry):
+        remove_dead(new, PROTECTED | {entry, "torch"})
         yield new
 
 
 PASSES: list[tuple[str, Callable[[ast.Module, str], Iterator[ast.Module]]]] = [
     ("unreferenced", drop_unreferenced),
+    ("outputs", slice_outputs),
     ("blocks", delete_blocks),
     ("delete", delete_statements),
     ("inline", inline_helpers),
@@ -371,6 +353,7 @@ def reduce_source(source: str, still_fails: Callable[[str], bool], entry: str = 
             stats.skipped += 1
             return False
         stats.tests += 1
+        stats.judged[name] = stats.judged.get(name, 0) + 1
         if not still_fails(text + "\n"):
             rejected.add(edit)
             return False

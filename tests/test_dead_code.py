@@ -1,0 +1,100 @@
+"""Dead code the reducer proposes in one candidate: unread locals, empty blocks, and the other outputs."""
+from __future__ import annotations
+
+import ast
+import textwrap
+
+from dynfuzz.triage.dead_code import drop_dead_locals, keep_one_output
+from dynfuzz.triage.reduce import reduce_source
+
+
+def _dead_removed(source: str) -> str:
+    tree = ast.parse(textwrap.dedent(source))
+    drop_dead_locals(tree)
+    return ast.unparse(tree)
+
+
+def test_unread_assignments_go_to_a_fixed_point_and_what_is_read_or_shared_stays():
+    out = _dead_removed("""\
+        COUNT = 0
+
+        def f(x):
+            global COUNT
+            a = x + 1
+            b = a * 2
+            COUNT = 3
+            kept = x * 5
+            obj.attr = x
+            items[0] = x
+            LOG.append(x)
+            n = 0
+            def bump():
+                nonlocal n
+                n = 1
+            closed = x - 1
+            def read():
+                return closed
+            if x:
+                t = 1
+            else:
+                t = 2
+            while x < 0:
+                u = x
+            first, second = x, x
+            return kept, read, bump
+        """)
+    for gone in ("a = x + 1", "b = a * 2", "t = 1", "t = 2", "if x", "while x", "first, second"):
+        assert gone not in out, gone
+    for stays in ("COUNT = 3", "kept = x * 5", "obj.attr = x", "items[0] = x", "LOG.append(x)", "n = 0",
+                  "closed = x - 1", "n = 1"):
+        assert stays in out, stays
+
+
+def test_keep_one_output_keeps_a_one_tuple_in_every_return():
+    tree = ast.parse(textwrap.dedent("""\
+        def f(x):
+            if x:
+                return (x, x + 1)
+            return (x * 2, x * 3)
+        """))
+    got = [ast.unparse(t) for _, t in keep_one_output(tree, "f")]
+    assert len(got) == 2
+    assert "return (x + 1,)" in got[1] and "return (x * 3,)" in got[1] and "x * 2" not in got[1]
+
+
+def test_the_reducer_tries_one_output_with_what_only_the_others_needed_removed_before_deleting_statements():
+    """A generated program returns every value it computed; the failure needs one. The candidate after the
+    first must return that one value and hold none of the others' computations (one judge call, where deleting
+    them needed the tuple shrunk first, one element per call)."""
+    source = textwrap.dedent("""\
+        import torch
+
+
+        class Helper:
+            def make(self, t):
+                return t + 1
+
+
+        def f(x):
+            h = Helper()
+            a = h.make(x)
+            b = torch.sin(x) * 2
+            c = torch.cos(a)
+            d = c + a
+            return (a, b, c, d)
+
+
+        def inputs(device, call=0):
+            return (torch.ones(2, device=device),)
+        """)
+    calls = []
+
+    def still_fails(candidate: str) -> bool:
+        calls.append(candidate)
+        return "torch.sin(x)" in candidate and "return" in candidate
+
+    out, stats = reduce_source(source, still_fails)
+    sliced = next(c for c in calls if "return (b,)" in c)
+    assert calls.index(sliced) <= 1
+    assert "Helper" not in sliced and "cos" not in sliced and "h.make" not in sliced
+    assert stats.passes.get("outputs") == 1 and "Helper" not in out
