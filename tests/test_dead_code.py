@@ -98,3 +98,35 @@ def test_the_reducer_tries_one_output_with_what_only_the_others_needed_removed_b
     assert calls.index(sliced) <= 1
     assert "Helper" not in sliced and "cos" not in sliced and "h.make" not in sliced
     assert stats.passes.get("outputs") == 1 and "Helper" not in out
+
+
+def test_the_output_a_finding_names_is_sliced_first():
+    """`out[2] values differ`: the first one-output candidate returns the third element, not the first."""
+    from dynfuzz.oracles.model import finding
+    from dynfuzz.triage.minimize import output_named
+
+    named = finding("outputs", "miscompile", "call 0: out[2] values differ", "out[]:values")
+    assert output_named(named) == 2
+    assert output_named(finding("grads", "grad-mismatch", "call 0: args[1].grad values differs", "k")) is None
+    source = textwrap.dedent("""\
+        import torch
+
+
+        def f(x):
+            a = x + 1
+            b = x * 2
+            c = x - 3
+            return (a, b, c)
+
+
+        def inputs(device, call=0):
+            return (torch.ones(2, device=device),)
+        """)
+    calls = []
+
+    def still_fails(candidate: str) -> bool:
+        calls.append(candidate)
+        return "x - 3" in candidate and "return" in candidate
+
+    reduce_source(source, still_fails, output=output_named(named))
+    assert "return (c,)" in calls[0] and "x + 1" not in calls[0]

@@ -8,6 +8,7 @@ is a short repro (`dynfuzz.triage.repro`): the program, the compile call, the or
 """
 from __future__ import annotations
 
+import re
 import signal
 import threading
 import time
@@ -107,6 +108,12 @@ class Judge:
         return next((f for f in result.findings if f.signature == self.target.signature), None)
 
 
+def output_named(finding: Finding) -> int | None:
+    """The position of the entry's returned tuple an outputs finding names first (`out[1]`), else None."""
+    match = re.match(r"call \d+: out\[(\d+)\]", finding.message) if finding.oracle == "outputs" else None
+    return int(match.group(1)) if match else None
+
+
 def _with_choices(case: Case) -> Case:
     """A saved generated case carries its seed and families; re-draw it to recover the choice sequence."""
     if case.choices or case.seed is None:
@@ -197,7 +204,7 @@ def minimize(case: Case, spec: CompileSpec, budget: float, signature: str | None
             def still_fails(source: str) -> bool:
                 return judge_.finding(edited(source)) is not None
 
-            source, stats = reduce_source(case.source, still_fails, case.entry, deadline)
+            source, stats = reduce_source(case.source, still_fails, case.entry, deadline, output_named(finding))
             if source != case.source:
                 reduced = edited(source)
                 found = judge_.finding(reduced)

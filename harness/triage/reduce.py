@@ -14,6 +14,7 @@ import difflib
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 
 from dynfuzz.triage.dead_code import keep_one_output, remove_dead
 
@@ -293,10 +294,11 @@ def drop_unreferenced(tree: ast.Module, entry: str) -> Iterator[ast.Module]:
         yield new
 
 
-def slice_outputs(tree: ast.Module, entry: str) -> Iterator[ast.Module]:
+def slice_outputs(tree: ast.Module, entry: str, first: int | None = None) -> Iterator[ast.Module]:
     """The entry returning one element of its tuple, with everything only the others needed removed: a
-    generated program returns every value it computed, which kept every statement live."""
-    for _, new in keep_one_output(tree, entry):
+    generated program returns every value it computed, which kept every statement live. Element `first` (the
+    output the finding names) is tried first."""
+    for _, new in sorted(keep_one_output(tree, entry), key=lambda item: item[0] != first):
         remove_dead(new, PROTECTED | {entry, "torch"})
         yield new
 
@@ -323,7 +325,7 @@ def edit_of(before: str, after: str) -> tuple:
 
 
 def reduce_source(source: str, still_fails: Callable[[str], bool], entry: str = "f",
-                  deadline: float | None = None) -> tuple[str, ReduceStats]:
+                  deadline: float | None = None, output: int | None = None) -> tuple[str, ReduceStats]:
     """Greedily apply the passes to a fixed point; every accepted edit keeps `still_fails` true. Definitions an
     accepted edit left unread are dropped right after it, and once more when the deadline stops the passes (one
     judge call past it): a 2.14.1 repro cut short by its 60 s kept a class and two helpers nothing read.
@@ -331,8 +333,10 @@ def reduce_source(source: str, still_fails: Callable[[str], bool], entry: str = 
     A pass restarts on the new program after each accepted edit; an edit the predicate rejected earlier in the
     same round (the same lines removed and added, wherever they now are) is not judged again until the next
     round, which starts once a round accepted anything: without that, a program of a hundred statements paid
-    its rejected deletions again after every accepted one, and the judge calls, not the edits, ran out."""
+    its rejected deletions again after every accepted one, and the judge calls, not the edits, ran out.
+    `output`: the position of the returned tuple the failure shows in, when known (tried first when slicing)."""
     stats = ReduceStats()
+    passes = [(name, partial(slice_outputs, first=output) if make is slice_outputs else make) for name, make in PASSES]
     tree = ast.parse(source)
     best = ast.unparse(tree)
     seen: set[str] = {best}
@@ -371,7 +375,7 @@ def reduce_source(source: str, still_fails: Callable[[str], bool], entry: str = 
         progress = False
         rejected.clear()
         stats.rounds += 1
-        for name, make in PASSES:
+        for name, make in passes:
             restart = True
             while restart:
                 restart = False
