@@ -413,7 +413,38 @@ def test_a_cases_dynamo_config_is_patched_once_and_reads_back(tmp_path):
     text = render_repro(case, f, CompileSpec(), metadata_for(case, f, CompileSpec()))
     script = script_of(text)
     assert script.count("torch._dynamo.config.patch(capture_scalar_outputs=True)") == 1
-    assert "with torch._dynamo.config.patch(capture_scalar_outputs=True):\n        c_args" in script
+    assert "with torch._dynamo.config.patch(capture_scalar_outputs=True):\n        c_out = torch.compile" in script
     saved = read_program(write_repro(tmp_path / "repro.py", text))
     assert saved.case.dynamo_config == {"capture_scalar_outputs": True}
     assert run_script(text) == 0
+
+
+REBIND_PROGRAM = """
+    import torch
+    COUNT = 0
+    def f(x):
+        global COUNT
+        COUNT += 1
+        return x + 1
+    def inputs(device, call=0):
+        return (torch.ones(2, device=device),)
+"""
+
+
+def test_a_stateful_repro_copies_the_globals_in_one_line_and_reads_them_live(monkeypatch):
+    """Eager's fresh copy is `runpy.run_path` (one line, where importlib took three), and a state check reads
+    the globals eager's functions write, not the copy run_path returns: a rebound global read from that copy
+    would say 0 while torch, compiling correctly, leaves 1. A program whose eager run goes through Dynamo
+    (`torch.cond`) keeps a module registered by name."""
+    case = _case(REBIND_PROGRAM)
+    finding, spec = _finding(case, "drop-effect")
+    script = script_of(render_repro(case, finding, spec, metadata_for(case, finding, spec)))
+    assert 'eager = runpy.run_path(__file__, run_name="eager_copy")' in script and "exec_module" not in script
+    assert 'eager["f"].__globals__' in script
+    assert run_script(script, "drop-effect", monkeypatch) == 1
+    assert run_script(script) == 0
+    cond = _case(ILLEGAL_COND.replace("a.add_(1)", "a + 1").replace("return torch", "LOG.append(1)\n        return torch")
+                 .replace("import torch", "import torch\n    LOG = []"))
+    finding, spec = _finding(cond, "drop-effect")
+    script = script_of(render_repro(cond, finding, spec, metadata_for(cond, finding, spec)))
+    assert "spec.loader.exec_module(eager)" in script and "runpy" not in script

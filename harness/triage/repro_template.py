@@ -7,7 +7,7 @@ program asks for one, the call plan up to the diverging call) and asserts the on
 lines the finding's own oracle renders (`oracles.registry.render_check`) over the names `out, args, ns`
 (eager) and `c_out, c_args, c_ns` (compiled). When the harness loads the file as a program the block does
 not run. Eager and compiled share the file's globals unless the program keeps state of its own
-(`keeps_state`): then eager runs in a fresh copy of the module, as each mode does in dynfuzz's workers.
+(`keeps_state`): then eager runs in a fresh copy of them (`eager_copy`), as each mode does in dynfuzz's workers.
 The metadata is not in the script: `repro_meta` keeps it beside it.
 """
 from __future__ import annotations
@@ -36,14 +36,27 @@ def backward(out):  # as dynfuzz does: sum_k k * mean(out_k) over the output ten
     sum(loss).backward() if loss else None
 '''
 
-# Eager runs in a fresh copy of this file's program (importable by name: eager-mode torch.cond imports it).
-FRESH_COPY = '''\
+# Eager runs in a fresh copy of this file's program: its globals, from `runpy` (one line), or a module registered
+# by name where eager itself goes through Dynamo (eager-mode torch.cond imports the program's module by name).
+FRESH_GLOBALS = 'eager = runpy.run_path(__file__, run_name="eager_copy")'
+FRESH_MODULE = '''\
 import importlib.util
 import sys
 spec = importlib.util.spec_from_file_location("eager_copy", __file__)
 eager = sys.modules["eager_copy"] = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(eager)
 '''
+_EAGER_DYNAMO = re.compile(r"torch\.cond|higher_order|while_loop|torch\.compile|torch\._dynamo|flex_attention|"
+                           r"invoke_subgraph|\bscan\b")
+
+
+def eager_copy(source: str, entry: str) -> tuple[list[str], str, str, str]:
+    """How a stateful repro makes eager's fresh copy: its lines, and the expressions for the eager entry, eager's
+    `inputs` and eager's live globals (`run_path` returns a copy of them, made before any call)."""
+    if _EAGER_DYNAMO.search(source):
+        return FRESH_MODULE.splitlines(), f"eager.{entry}", "eager.inputs", "vars(eager)"
+    return ["import runpy", FRESH_GLOBALS], f'eager["{entry}"]', 'eager["inputs"]', f'eager["{entry}"].__globals__'
+
 
 # A crash repro also compares the values once the compiled call returns: a crash that turned into a silent
 # wrong value still fails.
@@ -144,7 +157,7 @@ def _frames_driver(plan: Plan, device: str, compiled: str, backend: str) -> list
 
 
 def driver(*, entry: str, eager_entry: str, backend: str, device: str, plan: Plan, config: dict[str, Any],
-           check: list[str], stateful: bool) -> list[str]:
+           check: list[str], stateful: bool, source: str = "") -> list[str]:
     """The lines under `if __name__ == "__main__":` (unindented)."""
     lines: list[str] = []
     if plan.backward:
@@ -157,13 +170,15 @@ def driver(*, entry: str, eager_entry: str, backend: str, device: str, plan: Pla
     if plan.frames:
         body = _frames_driver(plan, device, compiled, backend)
         return lines + patch + [pad + b for b in body] + check
-    eager_ns = "vars(eager)" if stateful else ""
-    e_fn = f"eager.{eager_entry}" if stateful else eager_entry
     if stateful:
-        lines += FRESH_COPY.splitlines()
-    if _simple(plan):
-        inputs = "eager.inputs" if stateful else "inputs"
-        lines += [f'args = {inputs}("{device}")', f"out = {e_fn}(*args)", *patch,
+        copy_lines, e_fn, e_inputs, eager_ns = eager_copy(source, eager_entry)
+        lines += copy_lines
+    else:
+        e_fn, e_inputs, eager_ns = eager_entry, "inputs", ""
+    if _simple(plan) and not any(re.search(r"\b(c_)?args\b", c) for c in check):
+        lines += [f'out = {e_fn}(*{e_inputs}("{device}"))', *patch, f'{pad}c_out = {compiled}(*inputs("{device}"))']
+    elif _simple(plan):
+        lines += [f'args = {e_inputs}("{device}")', f"out = {e_fn}(*args)", *patch,
                   f'{pad}c_args = inputs("{device}")', f"{pad}c_out = {compiled}(*c_args)"]
     else:
         lines += _run_helper(plan, device, stateful)
@@ -202,7 +217,7 @@ def fill(*, header: list[str], source: str, eager_source: str | None, entry: str
 
         program += "\n\n\n" + export_helper(plan.options["export"]).rstrip()
     lines = driver(entry=entry, eager_entry=eager_entry, backend=backend, device=device, plan=plan, config=config,
-                   check=check, stateful=stateful)
+                   check=check, stateful=stateful, source=source)
     text = TEMPLATE.format(header="\n".join("# " + h if h else "#" for h in header), program=program,
                            driver="\n".join("    " + line if line else "" for line in lines))
     ast.parse(text)
