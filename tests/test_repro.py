@@ -443,7 +443,8 @@ def test_a_stateful_repro_copies_the_globals_in_one_line_and_reads_them_live(mon
     assert 'eager["f"].__globals__' in script
     assert run_script(script, "drop-effect", monkeypatch) == 1
     assert run_script(script) == 0
-    cond = _case(ILLEGAL_COND.replace("a.add_(1)", "a + 1").replace("return torch", "LOG.append(1)\n        return torch")
+    cond = _case(ILLEGAL_COND.replace("a.add_(1)", "a + 1")
+                 .replace("return torch", "LOG.append(1)\n        return torch")
                  .replace("import torch", "import torch\n    LOG = []"))
     finding, spec = _finding(cond, "drop-effect")
     script = script_of(render_repro(cond, finding, spec, metadata_for(cond, finding, spec)))
