@@ -130,3 +130,34 @@ def test_the_output_a_finding_names_is_sliced_first():
 
     reduce_source(source, still_fails, output=output_named(named))
     assert "return (c,)" in calls[0] and "x + 1" not in calls[0]
+
+
+def test_a_fake_only_the_compiled_run_executes_is_left_as_drawn():
+    """A leaf function's fake runs only under Dynamo: emptying it kept a 2.14.1 crash's signature and made the
+    repro's program invalid (a fake returning None for a function returning a tuple). Renaming stays allowed."""
+    source = textwrap.dedent("""\
+        import torch
+
+
+        @torch._dynamo.decorators.leaf_function
+        def leaf(t, k):
+            return (torch.tanh(t) * k + 1, t.sum())
+
+
+        @leaf.register_fake
+        def leaf_fake(t, k):
+            return (torch.empty_like(t), t.new_empty(()))
+
+
+        def f(x):
+            return leaf(x, 2.0)[0]
+
+
+        def inputs(device, call=0):
+            return (torch.ones(2, device=device),)
+        """)
+    judged = []
+    out, _ = reduce_source(source, lambda c: judged.append(c) or ("register_fake" in c and "(x, 2.0)" in c))
+    assert "torch.empty_like" in out and "new_empty(())" in out
+    assert not any("new_empty" not in c and "register_fake" in c for c in judged), "an emptied fake was judged"
+    assert "leaf_fake" not in out, "renamed"
