@@ -132,7 +132,8 @@ def _run_helper(plan: Plan, device: str, stateful: bool) -> list[str]:
 
 
 def _simple(plan: Plan) -> bool:
-    return plan.calls == 1 and not (plan.catch or plan.backward or plan.seed or plan.between or plan.perturb)
+    """One call with nothing around it but, maybe, the backward pass: no `run` helper needed."""
+    return plan.calls == 1 and not (plan.catch or plan.seed or plan.between or plan.perturb)
 
 
 def _frames_driver(plan: Plan, device: str, compiled: str, backend: str) -> list[str]:
@@ -175,11 +176,13 @@ def driver(*, entry: str, eager_entry: str, backend: str, device: str, plan: Pla
         lines += copy_lines
     else:
         e_fn, e_inputs, eager_ns = eager_entry, "inputs", ""
+    e_back, c_back = (["backward(out)"], [f"{pad}backward(c_out)"]) if plan.backward else ([], [])
     if _simple(plan) and not any(re.search(r"\b(c_)?args\b", c) for c in check):
-        lines += [f'out = {e_fn}(*{e_inputs}("{device}"))', *patch, f'{pad}c_out = {compiled}(*inputs("{device}"))']
+        lines += [f'out = {e_fn}(*{e_inputs}("{device}"))', *e_back, *patch,
+                  f'{pad}c_out = {compiled}(*inputs("{device}"))', *c_back]
     elif _simple(plan):
-        lines += [f'args = {e_inputs}("{device}")', f"out = {e_fn}(*args)", *patch,
-                  f'{pad}c_args = inputs("{device}")', f"{pad}c_out = {compiled}(*c_args)"]
+        lines += [f'args = {e_inputs}("{device}")', f"out = {e_fn}(*args)", *e_back, *patch,
+                  f'{pad}c_args = inputs("{device}")', f"{pad}c_out = {compiled}(*c_args)", *c_back]
     else:
         lines += _run_helper(plan, device, stateful)
         extra = f", {eager_ns}" if stateful else ""
