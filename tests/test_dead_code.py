@@ -161,3 +161,36 @@ def test_a_fake_only_the_compiled_run_executes_is_left_as_drawn():
     assert "torch.empty_like" in out and "new_empty(())" in out
     assert not any("new_empty" not in c and "register_fake" in c for c in judged), "an emptied fake was judged"
     assert "leaf_fake" not in out, "renamed"
+
+
+def test_unread_definitions_still_go_when_an_unread_local_must_stay():
+    """`made = Counted()` is never read but counts instances (the failure needs it); `Unused` is read by nothing.
+    The combined dead-code candidate is rejected, and the definitions alone are tried next."""
+    source = textwrap.dedent("""\
+        import torch
+
+
+        class Unused:
+            pass
+
+
+        class Counted:
+            n = 0
+
+            def __init__(self):
+                Counted.n += 1
+
+
+        def f(x):
+            made = Counted()
+            return x + Counted.n
+
+
+        def inputs(device, call=0):
+            return (torch.ones(2, device=device),)
+        """)
+    calls = []
+    out, _ = reduce_source(source, lambda c: calls.append(c) or ("made = Counted()" in c and "Counted.n += 1" in c))
+    assert "made = Counted()" not in calls[0] and "Unused" not in calls[0]
+    assert "made = Counted()" in calls[1] and "Unused" not in calls[1], "the definitions alone, next"
+    assert "Unused" not in out and "made = Counted()" in out

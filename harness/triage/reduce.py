@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 
-from dynfuzz.triage.dead_code import keep_one_output, remove_dead
+from dynfuzz.triage.dead_code import drop_unread_definitions, keep_one_output, remove_dead
 
 PROTECTED = {"inputs", "between", "CALLS", "COMPILE_OPTIONS", "DYNAMO_CONFIG", "torch", "device", "call"}
 
@@ -288,10 +288,16 @@ def drop_unreferenced(tree: ast.Module, entry: str) -> Iterator[ast.Module]:
     """Dead code removed at once and to a fixed point: module-level definitions no other statement reads
     (helpers, classes, constants and imports left behind once their uses were deleted), and in functions the
     assignments nothing reads and blocks left holding only `pass` (`dead_code`). One judge call where deleting
-    them one by one costs one each, and what the deadline would otherwise leave in a repro."""
+    them one by one costs one each, and what the deadline would otherwise leave in a repro. An unread local may
+    still matter by its side effect (a metaclass counting instances), so the unread definitions alone come
+    next: bundled with it, they were rejected with it and stayed in a 2.5.1 repro."""
+    keep = PROTECTED | {entry, "torch"}
     new = copy.deepcopy(tree)
-    if remove_dead(new, PROTECTED | {entry, "torch"}):
+    if remove_dead(new, keep):
         yield new
+    definitions = copy.deepcopy(tree)
+    if drop_unread_definitions(definitions, keep) and ast.dump(definitions) != ast.dump(new):
+        yield definitions
 
 
 def slice_outputs(tree: ast.Module, entry: str, first: int | None = None) -> Iterator[ast.Module]:
@@ -395,7 +401,8 @@ def reduce_source(source: str, still_fails: Callable[[str], bool], entry: str = 
 
     def tidy() -> None:
         for candidate in drop_unreferenced(tree, entry):
-            attempt("unreferenced", candidate)
+            if attempt("unreferenced", candidate):
+                return
 
     progress = True
     while progress:
