@@ -207,9 +207,9 @@ def test_corpus_entry_is_a_short_repro_whose_verdict_matches_its_status(path):
     head = text.split("\nPROGRAM = ")[0] if "\nPROGRAM = " in text else text.split('if __name__ == "__main__":')[-1]
     imports = {line.split()[1].split(".")[0] for line in head.splitlines()
                if line.strip().startswith(("import ", "from "))}
-    # sys, types, importlib: a program is an importable module; copy: an exported program's example arguments;
-    # linecache: an entry of the earlier layout registers its program's source under its module's name
-    assert imports <= {"torch", "sys", "types", "copy", "importlib", "linecache"}, imports
+    # sys, types, importlib, runpy: eager's fresh copy of the program; copy: an exported program's example
+    # arguments; linecache: an entry of the earlier layout registers its program's source under its module's name
+    assert imports <= {"torch", "sys", "types", "copy", "importlib", "runpy", "linecache"}, imports
     assert "def describe(" not in text and "first_difference" not in text
     meta = read_program(path).meta
     if "DYNFUZZ_MUTANTS" in os.environ:
