@@ -389,3 +389,27 @@ def test_a_crash_s_cheap_key_is_its_frames_not_its_program_surface():
     assert cheap_explanation(first, other).key != cheap_explanation(first, crash()).key
     bare = dataclasses.replace(crash(), crash_frames=())
     assert cheap_explanation(first, bare).key != cheap_explanation(second, bare).key
+
+
+def test_where_to_look_names_suspects_only_when_one_leads(tmp_path):
+    """Localization tied hundreds of torch functions at one score on most real faults; a table of the first five
+    (torch.compile's wrappers) in report.md sent a triager nowhere. A leading suspect is still shown."""
+    from dynfuzz.triage.filing import Bucket, BucketFiler
+
+    filer = BucketFiler(tmp_path, CompileSpec(), KnownIssues(), "2.13.0")
+    case = draw_case(1)
+    expl = cheap_explanation(case, finding("outputs", "miscompile", "call 0: out[0] values differ", "k"))
+    folder = tmp_path / "b"
+    folder.mkdir()
+    (folder / "report.md").write_text("# a bug\n")
+    row = {"function": "torch/_dynamo/side_effects.py:SideEffects.codegen_update_mutated", "failing": 1,
+           "passing": 3, "lines": [10]}
+    tied = [dict(row, score=0.5), dict(row, function="torch/__init__.py:_check", score=0.5)]
+    bucket = Bucket("k", expl, 0.0, folder, suspects=tied)
+    filer._write_where_to_look(bucket)
+    text = (folder / "report.md").read_text()
+    assert "no leading function" in text and "_check" not in text and "| function |" not in text
+    bucket.suspects = [dict(row, score=0.9), dict(row, function="torch/__init__.py:_check", score=0.5)]
+    filer._write_where_to_look(bucket)
+    text = (folder / "report.md").read_text()
+    assert text.count("### Where to look") == 1 and "SideEffects.codegen_update_mutated" in text

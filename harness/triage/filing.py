@@ -286,10 +286,20 @@ class BucketFiler:
         shutil.rmtree(bucket.folder, ignore_errors=True)
 
     def _write_where_to_look(self, bucket: Bucket) -> None:
+        """The localization's suspects in report.md, only when one leads: a table of functions tied at one score
+        (one failing run against a few passing ones: torch's compile wrappers first) only misleads a triager.
+        summary.json keeps them either way."""
         report = bucket.folder / "report.md"
         if not bucket.suspects or not report.exists():
             return
         text = report.read_text().split("\n### Where to look", 1)[0].rstrip() + "\n"
+        top = bucket.suspects[0]
+        tied = [s for s in bucket.suspects if s["score"] >= top["score"]]
+        if len(tied) > 1:
+            report.write_text(text + "\n### Where to look\n\nSpectrum-based fault localization found no leading "
+                              f"function of torch: {len(tied)} or more tie at score {top['score']:.3f} "
+                              f"({top['failing']} failing run, {top['passing']} passing), so none is named here.\n")
+            return
         rows = "\n".join(f"| `{s['function']}` | {s['score']:.3f} | {s['failing']} | {s['passing']} | "
                          f"{', '.join(map(str, s['lines'][:8]))} |" for s in bucket.suspects)
         report.write_text(text + "\n### Where to look\n\nFunctions of torch ranked by spectrum-based fault "
