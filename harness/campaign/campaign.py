@@ -9,7 +9,6 @@ its triage queue stays on disk (`OUT/queue/`) for `dynfuzz triage`.
 """
 from __future__ import annotations
 
-import json
 import os
 import signal
 import threading
@@ -17,23 +16,23 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from dynfuzz.campaign.behaviour_log import BehaviourLog
 from dynfuzz.campaign.capacity import Capacity, drain_grace
+from dynfuzz.campaign.config import CampaignConfig
 from dynfuzz.campaign.journal import Journal, has_journal, last, read_journal
+from dynfuzz.campaign.journal_views import LARGE_PROCESS_FIELDS, compose, counts_of, replay, settings_of, write_summary
 from dynfuzz.campaign.ledger import Ledger, Unique  # noqa: F401  (Unique: re-exported for callers)
-from dynfuzz.campaign.line_coverage import Collector, CoverageSpec, Tracker
+from dynfuzz.campaign.line_coverage import Collector, Tracker
 from dynfuzz.campaign.progress import Reporter
 from dynfuzz.campaign.resume import ResumeState
 from dynfuzz.generators.case import Case, case_seed, draw_case
 from dynfuzz.report import write_campaign_report
 from dynfuzz.report.plot import write_progress_svg
-from dynfuzz.run.compilers import CompileSpec, make_compiler
+from dynfuzz.run.compilers import make_compiler
 from dynfuzz.run.torch_observers import record as observer_record
-from dynfuzz.triage.known import KnownIssues
 from dynfuzz.triage.pending import NEW, SUSPECT
 from dynfuzz.triage.queue import TriagePool, triage_lanes
 from hypothesis.errors import StopTest
@@ -43,33 +42,6 @@ END_LIMIT = 60.0  # `fuzz` ends at most this long after its budget: cases' END_G
 # kept from the drain for what follows it: stopping the triage processes, the final summary, report and plot
 # (a 20-minute 2.5.1 campaign took 10 s there and ended 74 s after its budget)
 END_RESERVE = 15.0
-
-
-@dataclass
-class CampaignConfig:
-    budget: float
-    out: Path
-    seed: int = 0
-    spec: CompileSpec = field(default_factory=CompileSpec)
-    families: tuple[str, ...] = ()
-    workers: int = 1  # 0 runs cases in this process (no crash isolation; for benchmarks and tests)
-    max_cases: int | None = None
-    case_timeout: float = 300.0
-    known: KnownIssues = field(default_factory=KnownIssues)
-    progress: bool | None = None  # None: live display only on a terminal
-    database: Path | str | None = None  # Hypothesis example database (a directory or a redis:// URL): findings'
-    # choices saved, replayed first
-    db_expire_days: float = 30.0  # --db-expire: a Redis entry unused this long expires
-    shard: tuple[int, int] = (1, 1)  # --shard I/N: this run draws every N-th seed of the stream, from the (I-1)-th
-    ray: str | None = None  # --ray [ADDRESS]: workers are Ray actors on a cluster ("" starts a local one)
-    coverage: CoverageSpec | None = None  # --coverage: line coverage of Dynamo per worker, OUT/coverage.json
-    guided: bool = False  # --guided (needs coverage): fragment bandit and a pool of choice sequences
-    swarm: bool = False  # --swarm: a subset of the grammar per window of seeds, explained constructs down-weighted
-    resume: ResumeState | None = None  # --resume DIR: continue the campaign saved there (campaign/resume.py)
-    worker_memory: int | None = None  # --worker-memory: RLIMIT_AS per worker process in bytes (None: no limit)
-    minimize_budget: float | None = None  # --minimize-budget: seconds per new cheap key in the triage worker
-    triage_grace: float | None = None  # the most the triage queue may delay the end (None: `triage_grace()`)
-    flags: dict[str, Any] = field(default_factory=dict)  # the command-line flags `--resume` takes over (journaled)
 
 
 class Campaign:
@@ -135,8 +107,6 @@ class Campaign:
     def _take_over(self, state: ResumeState) -> None:
         """--resume: everything the earlier runs journaled, replayed into this campaign's ledger (the views they
         left are rewritten from it); an earlier layout without a journal is read from its summary.json."""
-        from dynfuzz.campaign.journal_views import replay  # journal_views reads CampaignConfig from here
-
         if has_journal(self.config.out):
             facts = read_journal(self.config.out)
             self.jobs_waiting = replay(self.ledger, facts, triaging=self.config.minimize_budget is not None)
@@ -156,7 +126,6 @@ class Campaign:
 
     def _journal_start(self) -> None:
         """The run's first fact: the settings of a new campaign, or a resume (the budget the campaign has now)."""
-        from dynfuzz.campaign.journal_views import settings_of
 
         cfg = self.config
         if cfg.resume is not None and has_journal(cfg.out):
@@ -593,7 +562,6 @@ class Campaign:
     def write_summary(self, final: bool = False) -> dict[str, Any]:
         """Journal the counts (a `progress` fact: the large process blocks, behaviours and coverage, at most every
         10 s unless `final`), then write summary.json, the view of the journal's settings and this ledger."""
-        from dynfuzz.campaign.journal_views import LARGE_PROCESS_FIELDS, compose, counts_of, write_summary
 
         live = self.summary()
         ledger_keys = set(self.ledger.summary())

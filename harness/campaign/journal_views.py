@@ -16,6 +16,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from dynfuzz.campaign.config import CampaignConfig
 from dynfuzz.campaign.journal import decode, last, read_journal, settings_fact
 from dynfuzz.report import write_campaign_report
 from dynfuzz.triage.buckets import row_is_bug
@@ -76,7 +77,6 @@ class _Waiting:
 
 def config_for(out: Path, settings: dict[str, Any], known: Any = None, **extra: Any) -> Any:
     """A CampaignConfig with the journal's settings (a replay files and keys exactly as the campaign did)."""
-    from dynfuzz.campaign.campaign import CampaignConfig
     from dynfuzz.run.compilers import CompileSpec
 
     spec = dict(settings.get("spec") or {})
