@@ -84,6 +84,7 @@ def drop_dead_locals(tree: ast.Module) -> bool:
 
 
 def entry_returns(tree: ast.Module, entry: str) -> list[ast.Return]:
+    """The entry's own `return` statements (not those of functions defined inside it)."""
     fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == entry), None)
     if fn is None:
         return []
