@@ -177,12 +177,13 @@ def driver(*, entry: str, eager_entry: str, backend: str, device: str, plan: Pla
     else:
         e_fn, e_inputs, eager_ns = eager_entry, "inputs", ""
     e_back, c_back = (["backward(out)"], [f"{pad}backward(c_out)"]) if plan.backward else ([], [])
-    if _simple(plan) and not any(re.search(r"\b(c_)?args\b", c) for c in check):
-        lines += [f'out = {e_fn}(*{e_inputs}("{device}"))', *e_back, *patch,
-                  f'{pad}c_out = {compiled}(*inputs("{device}"))', *c_back]
-    elif _simple(plan):
-        lines += [f'args = {e_inputs}("{device}")', f"out = {e_fn}(*args)", *e_back, *patch,
-                  f'{pad}c_args = inputs("{device}")', f"{pad}c_out = {compiled}(*c_args)", *c_back]
+    if _simple(plan):  # the arguments inline, unless the check reads them
+        named = any(re.search(r"\b(c_)?args\b", c) for c in check)
+        e_args, c_args = ("args", "c_args") if named else (f'{e_inputs}("{device}")', f'inputs("{device}")')
+        lines += [f'args = {e_inputs}("{device}")'] if named else []
+        lines += [f"out = {e_fn}(*{e_args})", *e_back, *patch]
+        lines += [f'{pad}c_args = inputs("{device}")'] if named else []
+        lines += [f"{pad}c_out = {compiled}(*{c_args})", *c_back]
     else:
         lines += _run_helper(plan, device, stateful)
         extra = f", {eager_ns}" if stateful else ""
