@@ -176,7 +176,9 @@ def test_the_repro_exports_as_the_campaign_did(tmp_path, mode):
                       details=("out[0]: values: expected '[0.0]', got '[1.0]'",))
     spec = CompileSpec()
     text = render_repro(case, finding, spec, metadata_for(case, finding, spec))
-    assert "exported(f)" in text and "torch.compile(f," not in text
+    inline = mode in ("dynamo", "dynamo-aten")  # one call's arguments: exported in one line, no helper pasted
+    assert ("exported(f)" in text) != inline and ("def exported" in text) != inline, text
+    assert ("graph_module(*inputs(" in text) == inline and "torch.compile(f," not in text
     others = {"strict": "torch.export.export(", "aot": "aot_compile(", "dynamo": "torch._dynamo.export("}
     assert all((word in script_of(text)) == (m == mode or {m, mode} == {"dynamo", "dynamo-aten"})
                for m, word in others.items()), text

@@ -451,3 +451,26 @@ def test_a_stateful_repro_copies_the_globals_in_one_line_and_reads_them_live(mon
     finding, spec = _finding(cond, "drop-effect")
     script = script_of(render_repro(cond, finding, spec, metadata_for(cond, finding, spec)))
     assert "spec.loader.exec_module(eager)" in script and "runpy" not in script
+
+
+def test_one_call_needs_no_between_a_trace_exception_raises_and_state_is_read_by_name(monkeypatch):
+    """`between` runs only before a second call, so a one-call repro has no `run` helper for it; an exception
+    raised inside the trace where eager raised nothing ends the script with torch's traceback, as a crash does,
+    and the values decide once it is fixed; a state check reads the compiled run's globals by their names."""
+    spec = CompileSpec()
+    one_call = Finding("outputs", "miscompile", "call 0: out[0] values differ", "out[]:values", call=0,
+                       details=("out[0]: values: expected '[0.0]', got '[1.0]'",))
+    case = _case(RECALL_PROGRAM)
+    script = script_of(render_repro(case, one_call, spec, metadata_for(case, one_call, spec), eager_ok=True))
+    assert "def run(" not in script and "between(" not in script.split("__main__")[1], script
+    trace = Finding("exceptions", "trace-exception", "call 0: TypeError raised inside the trace, eager raised "
+                    "nothing", "trace TypeError Unsupported", call=0)
+    case = _case(OUTPUT_PROGRAM)
+    script = script_of(render_repro(case, trace, spec, metadata_for(case, trace, spec), eager_ok=True))
+    assert "except Exception" not in script and "assert_close(tensors(c_out), tensors(out)" in script, script
+    assert run_script(script) == 0  # torch traces it: the values agree
+    case = _case(EFFECT_PROGRAM)
+    finding, spec = _finding(case, "drop-effect")
+    script = script_of(render_repro(case, finding, spec, metadata_for(case, finding, spec), eager_ok=True))
+    assert "c_ns" not in script and "len(LOG) == len(ns['LOG'])" in script, script
+    assert run_script(script, "drop-effect", monkeypatch) == 1 and run_script(script) == 0

@@ -41,7 +41,7 @@ EXPORT_CALLS = {"strict": "torch.export.export(strict=True)", "dynamo": "torch._
 # Oracles whose divergence may involve a call that raised: the repro keeps an exception as the call's result.
 _CATCHING = ("exceptions", "illegal", "effects", "grads")
 # Exception kinds where compiled raised and eager returned: their check also compares values once compiled returns.
-_RAISED = ("crash", "spurious-exception", "unsupported")
+_RAISED = ("crash", "spurious-exception", "unsupported", "trace-exception")
 _GRAD_WORDS = ("requires_grad", "Parameter", "register_hook", "torch.nn")
 
 
@@ -134,7 +134,7 @@ def plan_for(case: Case, finding: Finding | None, spec: CompileSpec, eager_ok: b
     # An earlier call that raised in both modes is skipped by every oracle, so the repro must survive it too.
     raised = finding is not None and finding.oracle == "exceptions" and finding.kind in _RAISED
     catch = (oracle in ("exceptions", "illegal") and not raised) if eager_ok else oracle in _CATCHING or calls > 1
-    return Plan(calls=calls, between=_defines(case.source, "between"), catch=catch,
+    return Plan(calls=calls, between=calls > 1 and _defines(case.source, "between"), catch=catch,
                 backward=oracle in ("grads", "effects", "illegal") and any(w in text for w in _GRAD_WORDS),
                 frames=oracle == "recompiles", seed="rand" in text, options=options, crash_values=raised)
 

@@ -29,12 +29,10 @@ if __name__ == "__main__":
 {driver}
 '''
 
-BACKWARD = '''\
-def backward(out):  # as dynfuzz does: sum_k k * mean(out_k) over the output tensors that require grad
-    leaves = [t for t in torch.utils._pytree.tree_leaves(out) if isinstance(t, torch.Tensor)]
-    loss = [k * t.float().mean() for k, t in enumerate(leaves, 1) if t.requires_grad and t.is_floating_point()]
-    sum(loss).backward() if loss else None
-'''
+BACKWARD = ("def backward(out):  # as dynfuzz does: sum_k k * mean(out_k) over the output tensors that require grad\n"
+            "    ts = [t for t in torch.utils._pytree.tree_leaves(out) if isinstance(t, torch.Tensor)]\n"
+            "    torch.autograd.backward([k * t.float().mean() for k, t in enumerate(ts, 1)"
+            " if t.requires_grad and t.is_floating_point()])\n")
 
 # Eager runs in a fresh copy of this file's program: its globals, from `runpy` (one line), or a module registered
 # by name where eager itself goes through Dynamo (eager-mode torch.cond imports the program's module by name).
@@ -90,6 +88,17 @@ class Plan:
 
 def _settings(config: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in config.items())
+
+
+# torch._dynamo.export traces a copy of the call's arguments and runs its graph on them: where one call's
+# arguments are all the repro needs, fresh `inputs(...)` stand in for the copy, and the export is one line.
+_INLINE_EXPORTS = {"dynamo": "torch._dynamo.export({entry})",
+                   "dynamo-aten": "torch._dynamo.export({entry}, aten_graph=True)"}
+
+
+def inline_export(plan: Plan) -> bool:
+    """Whether the repro exports in one line, with no `exported` helper pasted."""
+    return plan.options.get("export") in _INLINE_EXPORTS and _simple(plan)
 
 
 def compile_call(entry: str, backend: str, plan: Plan) -> str:
@@ -183,7 +192,11 @@ def driver(*, entry: str, eager_entry: str, backend: str, device: str, plan: Pla
         lines += [f'args = {e_inputs}("{device}")'] if named else []
         lines += [f"out = {e_fn}(*{e_args})", *e_back, *patch]
         lines += [f'{pad}c_args = inputs("{device}")'] if named else []
-        lines += [f"{pad}c_out = {compiled}(*{c_args})", *c_back]
+        if inline_export(plan):  # traced at one set of arguments, its graph run on another
+            exported = _INLINE_EXPORTS[plan.options["export"]].format(entry=entry)
+            lines += [f'{pad}c_out = {exported}(*inputs("{device}")).graph_module(*{c_args})', *c_back]
+        else:
+            lines += [f"{pad}c_out = {compiled}(*{c_args})", *c_back]
     else:
         lines += _run_helper(plan, device, stateful)
         extra = f", {eager_ns}" if stateful else ""
@@ -191,9 +204,16 @@ def driver(*, entry: str, eager_entry: str, backend: str, device: str, plan: Pla
                   f"{pad}c_out, c_args = run({compiled}{', globals()' if stateful else ''})"]
     if any(re.search(r"\bns\b", c) for c in check):
         lines.append(f"ns = {eager_ns or 'globals()'}")
+    check = [_C_NS.sub(lambda m: m.group(2) if m.group(2) not in _DRIVER_NAMES else m.group(0), c) for c in check]
     if any("c_ns" in c for c in check):
         lines.append("c_ns = globals()")
     return lines + check + (CRASH_VALUES if plan.crash_values else [])
+
+
+# The compiled run uses this file's globals: `c_ns['NAME']` is just `NAME`, unless the driver rebinds the name.
+_C_NS = re.compile(r"""\bc_ns\[(['"])([A-Za-z_]\w*)\1\]""")
+_DRIVER_NAMES = frozenset({"out", "args", "c_out", "c_args", "ns", "c_ns", "eager", "run", "backward", "tensors",
+                           "counter", "fn", "frames", "call", "runpy", "spec", "sys", "importlib", "torch"})
 
 
 def _program_text(source: str, eager_extra: str, needs: list[str]) -> str:
@@ -213,10 +233,10 @@ def fill(*, header: list[str], source: str, eager_source: str | None, entry: str
     """The whole repro script; it must parse (checked here, so a rendering bug never reaches disk)."""
     twin_text, eager_entry = eager_twin(source, eager_source, entry) if eager_source else ("", entry)
     stateful = keeps_state(source, check + plan.perturb, plan.between) and not plan.frames
-    needs = ["torch"] + (["copy"] if "export" in plan.options else []) + (
-        ["torch._dynamo.testing"] if plan.frames else [])
+    helper = "export" in plan.options and not inline_export(plan)
+    needs = ["torch"] + (["copy"] if helper else []) + (["torch._dynamo.testing"] if plan.frames else [])
     program = _program_text(source, twin_text, needs)
-    if "export" in plan.options:
+    if helper:
         from dynfuzz.run.export_runner import export_helper
 
         program += "\n\n\n" + export_helper(plan.options["export"]).rstrip()
