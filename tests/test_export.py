@@ -22,7 +22,7 @@ from dynfuzz.generators.export.modes import EXPORT_MODES
 from dynfuzz.oracles import Finding
 from dynfuzz.run.compilers import CompileSpec, make_compiler
 from dynfuzz.run.judge import judge
-from dynfuzz.triage.repro import metadata_for, render_repro
+from dynfuzz.triage.repro import EXPORT_CALLS, metadata_for, render_report, render_repro
 from dynfuzz.triage.repro_meta import script_of
 
 MUTANT = "export-outputs-mismatched"
@@ -179,6 +179,8 @@ def test_the_repro_exports_as_the_campaign_did(tmp_path, mode):
     inline = mode in ("dynamo", "dynamo-aten")  # one call's arguments: exported in one line, no helper pasted
     assert ("exported(f)" in text) != inline and ("def exported" in text) != inline, text
     assert ("graph_module(*inputs(" in text) == inline and "torch.compile(f," not in text
+    report = render_report(case, finding, spec, metadata_for(case, finding, spec), text)
+    assert f"`{EXPORT_CALLS[mode]}` (device=cpu) diverges from eager" in report, report  # not `torch.compile`
     others = {"strict": "torch.export.export(", "aot": "aot_compile(", "dynamo": "torch._dynamo.export("}
     assert all((word in script_of(text)) == (m == mode or {m, mode} == {"dynamo", "dynamo-aten"})
                for m, word in others.items()), text

@@ -116,7 +116,7 @@ def render_report(case: Case, finding: Finding, spec: CompileSpec, meta: dict, r
                   tier: str | None = None, layer: str | None = None) -> str:
     """A bug report in the form of PyTorch's pt2 issue template: title, the facts, repro, expected vs actual,
     versions."""
-    from dynfuzz.triage.repro import torch_version
+    from dynfuzz.triage.repro import compiled_by, torch_version
 
     tier = tier or finding_tier(finding)
     layer = layer or meta.get("layer") or finding.layer
@@ -124,7 +124,7 @@ def render_report(case: Case, finding: Finding, spec: CompileSpec, meta: dict, r
     facts = "\n".join(summary_lines(finding, tier, layer, meta))
     return (f"# [dynamo] {finding.title}\n\n{facts}\n\n"
             f"### 🐛 Describe the bug\n\n"
-            f"`torch.compile` ({spec.describe()}) diverges from eager ({finding.oracle} oracle, "
+            f"{compiled_by(case, spec)} diverges from eager ({finding.oracle} oracle, "
             f"kind `{finding.kind}`): {finding.message}.\n\n"
             f"Repro (exits 1 while the bug is present, 0 once fixed):\n\n"
             f"```python\n{script_of(repro_text).rstrip()}\n```\n\n"
@@ -133,4 +133,5 @@ def render_report(case: Case, finding: Finding, spec: CompileSpec, meta: dict, r
             f"### Versions\n\n- torch {meta.get('torch', torch_version())}\n"
             f"- python {meta.get('python', platform.python_version())}\n"
             f"- platform {platform.platform()}\n\n"
-            f"Found by dynfuzz (seed {case.seed}, tags: {', '.join(sorted(case.tags)) or 'none'}).\n")
+            f"Found by dynfuzz (seed {case.seed}; the drawn program's tags: {', '.join(sorted(case.tags)) or 'none'}"
+            ").\n")

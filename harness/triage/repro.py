@@ -96,6 +96,15 @@ def _program_literal(source: str, name: str) -> Any:
     return None
 
 
+def compiled_by(case: Case, spec: CompileSpec) -> str:
+    """How the finding's compiled side ran, for a report's first sentence: the export call an export program
+    goes through, else `torch.compile` and its settings."""
+    mode = (_program_literal(case.source, "COMPILE_OPTIONS") or {}).get("export")
+    if mode in EXPORT_CALLS:
+        return f"`{EXPORT_CALLS[mode]}` (device={spec.device})"
+    return f"`torch.compile` ({spec.describe()})"
+
+
 def _defines(source: str, name: str) -> bool:
     return f"def {name}(" in source
 
