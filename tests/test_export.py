@@ -21,8 +21,9 @@ from dynfuzz.generators.case import Case
 from dynfuzz.generators.export.modes import EXPORT_MODES
 from dynfuzz.oracles import Finding
 from dynfuzz.run.compilers import CompileSpec, make_compiler
+from dynfuzz.run.export_runner import EXPORT_CALLS
 from dynfuzz.run.judge import judge
-from dynfuzz.triage.repro import EXPORT_CALLS, metadata_for, render_report, render_repro
+from dynfuzz.triage.repro import metadata_for, render_report, render_repro
 from dynfuzz.triage.repro_meta import script_of
 
 MUTANT = "export-outputs-mismatched"

@@ -31,6 +31,10 @@ from typing import Any
 from dynfuzz.generators.export.modes import EXPORT_MODES
 
 EXPORT_ORACLES = ("outputs", "exceptions")
+# The call each mode goes through, as reports and repro headers name it.
+EXPORT_CALLS = {"strict": "torch.export.export(strict=True)", "dynamo": "torch._dynamo.export",
+                "dynamo-aten": "torch._dynamo.export(aten_graph=True)",
+                "aot": 'torch.compile(fullgraph=True, backend="eager").aot_compile'}
 
 EXPORT_HELPER = '''
 

@@ -15,7 +15,9 @@ from typing import Any
 from dynfuzz.generators.case import Case
 from dynfuzz.oracles import Finding
 from dynfuzz.run.compilers import CompileSpec
+from dynfuzz.run.export_runner import EXPORT_CALLS
 from dynfuzz.triage.repro_meta import script_of
+from dynfuzz.triage.repro_twin import program_literal
 
 RELEASES_LINE = "- **Fails on releases:** "
 # A bucket report's "Torch releases" section (releases/campaign_folder.py writes it) lies between these.
@@ -112,11 +114,20 @@ def finding_tier(finding: Finding) -> str:
     return "miscompile"
 
 
+def compiled_by(case: Case, spec: CompileSpec) -> str:
+    """How the finding's compiled side ran, for a report's first sentence: the export call an export program
+    goes through, else `torch.compile` and its settings."""
+    mode = (program_literal(case.source, "COMPILE_OPTIONS") or {}).get("export")
+    if mode in EXPORT_CALLS:
+        return f"`{EXPORT_CALLS[mode]}` (device={spec.device})"
+    return f"`torch.compile` ({spec.describe()})"
+
+
 def render_report(case: Case, finding: Finding, spec: CompileSpec, meta: dict, repro_text: str,
                   tier: str | None = None, layer: str | None = None) -> str:
     """A bug report in the form of PyTorch's pt2 issue template: title, the facts, repro, expected vs actual,
     versions."""
-    from dynfuzz.triage.repro import compiled_by, torch_version
+    from dynfuzz.triage.repro import torch_version
 
     tier = tier or finding_tier(finding)
     layer = layer or meta.get("layer") or finding.layer

@@ -26,18 +26,17 @@ from dynfuzz.oracles import Finding
 from dynfuzz.oracles.checks import Unrenderable, agreement_check
 from dynfuzz.oracles.registry import render_check
 from dynfuzz.run.compilers import CompileSpec
+from dynfuzz.run.export_runner import EXPORT_CALLS
 from dynfuzz.run.provenance import provenance
 from dynfuzz.triage.issue import render_report  # noqa: F401 (re-exported: the pt2 issue form)
 from dynfuzz.triage.repro_meta import attach, meta_of, script_of, write_repro
 from dynfuzz.triage.repro_template import TWIN_MARK, UNRENDERABLE, Plan, fill
+from dynfuzz.triage.repro_twin import program_literal
 
 if TYPE_CHECKING:
     from dynfuzz.triage.minimize import Minimized
 
 VERDICTS = ("reproduces", "flaky", "error")
-EXPORT_CALLS = {"strict": "torch.export.export(strict=True)", "dynamo": "torch._dynamo.export",
-                "dynamo-aten": "torch._dynamo.export(aten_graph=True)",
-                "aot": 'torch.compile(fullgraph=True, backend="eager").aot_compile'}
 # Oracles whose divergence may involve a call that raised: the repro keeps an exception as the call's result.
 _CATCHING = ("exceptions", "illegal", "effects", "grads")
 # Exception kinds where compiled raised and eager returned: their check also compares values once compiled returns.
@@ -82,29 +81,6 @@ def metadata_for(case: Case, finding: Finding, spec: CompileSpec, **extra: Any) 
     return meta
 
 
-def _program_literal(source: str, name: str) -> Any:
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return None
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
-            try:
-                return ast.literal_eval(node.value)
-            except ValueError:
-                return None
-    return None
-
-
-def compiled_by(case: Case, spec: CompileSpec) -> str:
-    """How the finding's compiled side ran, for a report's first sentence: the export call an export program
-    goes through, else `torch.compile` and its settings."""
-    mode = (_program_literal(case.source, "COMPILE_OPTIONS") or {}).get("export")
-    if mode in EXPORT_CALLS:
-        return f"`{EXPORT_CALLS[mode]}` (device={spec.device})"
-    return f"`torch.compile` ({spec.describe()})"
-
-
 def _defines(source: str, name: str) -> bool:
     return f"def {name}(" in source
 
@@ -112,7 +88,7 @@ def _defines(source: str, name: str) -> bool:
 def dynamo_config(case: Case) -> dict[str, Any]:
     """The `torch._dynamo.config` overrides the compiled calls run under (the case's, else its program's)."""
     config = getattr(case, "dynamo_config", None)
-    return dict(config) if config else dict(_program_literal(case.source, "DYNAMO_CONFIG") or {})
+    return dict(config) if config else dict(program_literal(case.source, "DYNAMO_CONFIG") or {})
 
 
 def plan_for(case: Case, finding: Finding | None, spec: CompileSpec, eager_ok: bool | None = None) -> Plan:
@@ -121,7 +97,7 @@ def plan_for(case: Case, finding: Finding | None, spec: CompileSpec, eager_ok: b
     raise in no call) only an exception that eager raised too and an illegal program (whose compiled call may
     rightly raise) are caught: anywhere else a call that raises is the bug, and a compiled call that crashes
     ends the script with torch's own traceback (exit 1), which is what PyTorch's triage compares."""
-    calls = int(_program_literal(case.source, "CALLS") or 2)
+    calls = int(program_literal(case.source, "CALLS") or 2)
     if finding is not None and finding.call is not None:
         calls = min(calls, finding.call + 1) if finding.oracle != "recompiles" else finding.call + 1
     oracle = finding.oracle if finding is not None else "exceptions"
@@ -130,7 +106,7 @@ def plan_for(case: Case, finding: Finding | None, spec: CompileSpec, eager_ok: b
         options["fullgraph"] = True
     if spec.dynamic is not None:
         options["dynamic"] = spec.dynamic
-    compile_options = _program_literal(case.source, "COMPILE_OPTIONS") or {}
+    compile_options = program_literal(case.source, "COMPILE_OPTIONS") or {}
     options.update({k: v for k, v in compile_options.items() if k in ("dynamic", "fullgraph", "export", "logs")})
     if options.get("fullgraph") is False:
         del options["fullgraph"]
@@ -376,6 +352,6 @@ def read_program(path: Path) -> SavedProgram:
                 families=tuple(meta.get("families", ())),
                 eager_source=assigned.get("EAGER_PROGRAM") or meta.get("eager_program"),
                 intended_error=meta.get("intended_error"),
-                dynamo_config_items=tuple((_program_literal(source, "DYNAMO_CONFIG") or meta.get("dynamo_config")
+                dynamo_config_items=tuple((program_literal(source, "DYNAMO_CONFIG") or meta.get("dynamo_config")
                                            or {}).items()))
     return SavedProgram(case, meta, Path(path))

@@ -63,6 +63,12 @@ CRASH_VALUES = [
     'torch.testing.assert_close(tensors(c_out), tensors(out), equal_nan=True, msg=lambda m: "eager vs compiled: "'
     " + m)"]
 
+# The compiled run uses this file's globals: `c_ns['NAME']` is just `NAME`, unless the driver rebinds the name.
+_C_NS = re.compile(r"""\bc_ns\[(['"])([A-Za-z_]\w*)\1\]""")
+_DRIVER_NAMES = frozenset({"out", "args", "c_out", "c_args", "ns", "c_ns", "eager", "run", "backward", "tensors",
+                           "counter", "fn", "frames", "call", "runpy", "spec", "sys", "importlib", "torch"})
+
+
 TWIN_MARK = "# eager runs this plain-Python rendering of the program (dynfuzz's eager reference)"
 
 UNRENDERABLE = '''\
@@ -101,8 +107,11 @@ def inline_export(plan: Plan) -> bool:
     return plan.options.get("export") in _INLINE_EXPORTS and _simple(plan)
 
 
-def compile_call(entry: str, backend: str, plan: Plan) -> str:
-    """`torch.compile(f, ...)` as the finding compiled it (or the export wrapper), over the entry's name."""
+def compile_call(entry: str, backend: str, plan: Plan, device: str) -> str:
+    """`torch.compile(f, ...)` as the finding compiled it (or the export wrapper), over the entry's name: the
+    callable the driver calls on the compiled run's arguments."""
+    if inline_export(plan):  # traced at one set of arguments, its graph run on the call's
+        return _INLINE_EXPORTS[plan.options["export"]].format(entry=entry) + f'(*inputs("{device}")).graph_module'
     if "export" in plan.options:  # harness/run/export_runner.py: exported, not compiled, at each call's arguments
         return f"exported({entry})"
     kwargs = [f'backend="{backend}"' if not plan.frames else "backend=counter"]
@@ -174,7 +183,7 @@ def driver(*, entry: str, eager_entry: str, backend: str, device: str, plan: Pla
         lines += BACKWARD.splitlines()
     if plan.options.get("logs"):
         lines.append(f"torch._logging.set_logs({_settings(torch_log_settings())})  # as the finding was compiled")
-    compiled = compile_call(entry, backend, plan)
+    compiled = compile_call(entry, backend, plan, device)
     patch = [f"with torch._dynamo.config.patch({_settings(config)}):"] if config else []
     pad = "    " if config else ""
     if plan.frames:
@@ -192,11 +201,7 @@ def driver(*, entry: str, eager_entry: str, backend: str, device: str, plan: Pla
         lines += [f'args = {e_inputs}("{device}")'] if named else []
         lines += [f"out = {e_fn}(*{e_args})", *e_back, *patch]
         lines += [f'{pad}c_args = inputs("{device}")'] if named else []
-        if inline_export(plan):  # traced at one set of arguments, its graph run on another
-            exported = _INLINE_EXPORTS[plan.options["export"]].format(entry=entry)
-            lines += [f'{pad}c_out = {exported}(*inputs("{device}")).graph_module(*{c_args})', *c_back]
-        else:
-            lines += [f"{pad}c_out = {compiled}(*{c_args})", *c_back]
+        lines += [f"{pad}c_out = {compiled}(*{c_args})", *c_back]
     else:
         lines += _run_helper(plan, device, stateful)
         extra = f", {eager_ns}" if stateful else ""
@@ -208,12 +213,6 @@ def driver(*, entry: str, eager_entry: str, backend: str, device: str, plan: Pla
     if any("c_ns" in c for c in check):
         lines.append("c_ns = globals()")
     return lines + check + (CRASH_VALUES if plan.crash_values else [])
-
-
-# The compiled run uses this file's globals: `c_ns['NAME']` is just `NAME`, unless the driver rebinds the name.
-_C_NS = re.compile(r"""\bc_ns\[(['"])([A-Za-z_]\w*)\1\]""")
-_DRIVER_NAMES = frozenset({"out", "args", "c_out", "c_args", "ns", "c_ns", "eager", "run", "backward", "tensors",
-                           "counter", "fn", "frames", "call", "runpy", "spec", "sys", "importlib", "torch"})
 
 
 def _program_text(source: str, eager_extra: str, needs: list[str]) -> str:

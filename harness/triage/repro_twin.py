@@ -1,5 +1,7 @@
 """What the plain repro template needs to know about a program's shape.
 
+`program_literal`: the literal a program assigns to one of its convention names (`CALLS`, `COMPILE_OPTIONS`...).
+
 `keeps_state`: whether the program keeps state of its own at module level (a global it rebinds or mutates,
 a class attribute, a `between` hook...), so that eager and compiled must each start from a fresh copy of it;
 a program of functions over their arguments can share one namespace. It errs towards "keeps state".
@@ -16,9 +18,25 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import Any
 
 CONVENTION = {"CALLS", "COMPILE_OPTIONS", "DYNAMO_CONFIG", "ENTRY"}
 _IMMUTABLE = (int, float, complex, str, bytes, bool, type(None), tuple, frozenset)
+
+
+def program_literal(source: str, name: str) -> Any:
+    """The literal value a program assigns to `name` at its top level (`CALLS`, `COMPILE_OPTIONS`...), else None."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            try:
+                return ast.literal_eval(node.value)
+            except ValueError:
+                return None
+    return None
 
 
 def _constant(node: ast.AST) -> bool:
