@@ -413,3 +413,26 @@ def test_where_to_look_names_suspects_only_when_one_leads(tmp_path):
     filer._write_where_to_look(bucket)
     text = (folder / "report.md").read_text()
     assert text.count("### Where to look") == 1 and "SideEffects.codegen_update_mutated" in text
+
+
+@pytest.mark.parametrize("answered", [True, False])
+def test_a_bucket_filed_late_was_first_seen_when_its_finding_was(tmp_path, answered):
+    """A suspect's bucket is opened when its triage comes back, or at the end by `settle`: its
+    `first_seen_seconds` is still the campaign second its finding was found (a 2.5.1 run dated 49 of its 144 bug
+    buckets at 1200 s, the end, and its curve of distinct faults over time was wrong by that much)."""
+    first, second = draw_case(0), draw_case(1)
+    suspect = ident_of(second, SYMPTOM)
+    ledger = ledger_with(tmp_path, {suspect: triaged_as("a second cause")} if answered else {})
+    ledger.seconds = 5.0
+    ledger.record(first, SYMPTOM)
+    ledger.seconds = 42.0
+    ledger.record(second, SYMPTOM)
+    ledger.seconds = 900.0
+    for ident, status, payload in ledger.triage.poll():
+        ledger.apply_triage(ident, status, payload)
+    ledger.settle()
+    bucket = ledger.filer.buckets[ledger.unique[suspect].bucket]
+    assert bucket.first_seen == 42.0
+    assert bucket.summary()["first_seen_seconds"] == 42.0
+    if answered:
+        assert bucket.extra["minimized_seconds"] == 900.0

@@ -51,6 +51,7 @@ class Unique:
     cheap_key: str | None = None  # the bucket key of the program as it was found (before minimization)
     case: Case | None = None  # the program, kept while its triage is pending
     verdict: str | None = None  # its own triage's outcome (`reproduces`, `flaky`, ...); None: not triaged yet
+    seen: float | None = None  # seconds into the campaign when it was found (a bucket it opens was first seen then)
 
 
 def _encode_payload(payload: Any) -> str:
@@ -169,7 +170,7 @@ class Ledger:
             u.count += 1
             self.filer.count(u)
             return []
-        u = Unique(f, None, case.seed, cheap_key=cheap.key, case=case)
+        u = Unique(f, None, case.seed, cheap_key=cheap.key, case=case, seen=self.seconds)
         triage = self.triage is not None and f.oracle != "harness" and cheap.cls not in ("internal-error",
                                                                                          "reference-disagreement")
         if triage and self._join_crash(case, u, ident, cheap):
@@ -207,7 +208,7 @@ class Ledger:
         self.crash_joins.joined += 1
         self.first_of_signature.setdefault(u.finding.signature, ident)
         self.cheap_keys_seen.add(cheap.key)
-        self.filer.file(case, u.finding, u, self.seconds, bucket.explanation)
+        self.filer.file(case, u.finding, u, self._seen(u), bucket.explanation)
         self.unique[ident] = u
         if self.on_new_finding is not None:
             self.on_new_finding(case)
@@ -240,6 +241,10 @@ class Ledger:
                 self.journal.append("known", key=key, known=verdict)
         return verdict
 
+    def _seen(self, u: Unique) -> float:
+        """When `u` was found: a bucket filed at the end or after triage was first seen then, not when filed."""
+        return self.seconds if u.seen is None else min(u.seen, self.seconds)
+
     def _file(self, case: Case, u: Unique, ident: str, explanation: Explanation) -> bool:
         """File `u` under `explanation`'s key; False (and counted as known) when that key is a known issue."""
         f = u.finding
@@ -249,7 +254,7 @@ class Ledger:
             return False
         self.first_of_signature.setdefault(f.signature, ident)
         self.cheap_keys_seen.add(u.cheap_key or explanation.key)
-        self.filer.file(case, f, u, self.seconds, explanation)
+        self.filer.file(case, f, u, self._seen(u), explanation)
         self.unique[ident] = u
         if self.on_new_finding is not None:
             self.on_new_finding(case)

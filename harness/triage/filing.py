@@ -209,7 +209,8 @@ class BucketFiler:
         else:
             if old is not None:
                 self.remove(u)
-            target = self.file(case, f, u, seconds, explanation, triaged=t)
+            seen = getattr(u, "seen", None)  # a bucket triage opens was first seen when its finding was
+            target = self.file(case, f, u, seconds if seen is None else min(seen, seconds), explanation, triaged=t)
         self._record_triage(target, t, seconds)
         return target
 
