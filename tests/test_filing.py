@@ -59,6 +59,9 @@ class FakeQueue:
     def waiting_count(self, priority=None):
         return len(self.jobs)
 
+    def waiting_bugs(self):
+        return len(self.jobs)
+
     def mean_job_seconds(self, default=30.0):
         return default
 
@@ -197,20 +200,28 @@ def test_a_suspect_waits_behind_a_new_cheap_key():
 
 def test_workers_are_lent_to_triage_while_findings_wait_and_come_back():
     """Note [Capacity follows the queue]: four workers, a growing queue takes up to three (one keeps drawing),
-    within the allowance of a quarter of the workers' time; an empty queue gives them all back; near the end,
-    with time saved up and a queue that would not drain, every worker triages."""
-    capacity = Capacity(4)
+    within the allowance of a quarter of the workers' time; an empty queue gives them all back; a queue that
+    would not drain in the time left on every process stops the drawing, whatever the allowance, and drawing
+    starts again once it would."""
+    capacity = Capacity(4, lanes=1)
     assert capacity.converted(elapsed=100, remaining=500, waiting=0, job_seconds=20, open_for_new=True) == 0
     assert capacity.converted(elapsed=101, remaining=499, waiting=1, job_seconds=20, open_for_new=True) == 1
     assert capacity.converted(elapsed=102, remaining=498, waiting=10, job_seconds=20, open_for_new=True) == 3
     assert capacity.converted(elapsed=112, remaining=488, waiting=0, job_seconds=20, open_for_new=True) == 0
     lent = capacity.used
     assert 30 <= lent <= 31  # 1 worker for 1 s, then 3 for 10 s
-    capacity = Capacity(4)
+    capacity = Capacity(4, lanes=1)
     assert capacity.converted(elapsed=800, remaining=60, waiting=40, job_seconds=20, open_for_new=True) == 4
-    spent = Capacity(2)
-    spent.used = 10_000.0  # the allowance is used up: generation keeps its workers
-    assert spent.converted(elapsed=100, remaining=100, waiting=50, job_seconds=20, open_for_new=True) == 0
+    assert capacity.converted(elapsed=801, remaining=59, waiting=40, job_seconds=20, open_for_new=False) == 0
+    spent = Capacity(2, lanes=1)
+    spent.used = 10_000.0  # the allowance is used up: generation keeps its workers while the queue would drain
+    assert spent.converted(elapsed=100, remaining=400, waiting=50, job_seconds=20, open_for_new=True) == 0
+    # 50 jobs of 20 s on three processes take 333 s: with 300 s left, every worker triages
+    assert spent.converted(elapsed=200, remaining=300, waiting=50, job_seconds=20, open_for_new=True) == 2
+    assert spent.converted(elapsed=260, remaining=240, waiting=20, job_seconds=20, open_for_new=True) == 0
+    # refusals do not stop the drawing: 50 jobs wait, 5 of them a miscompile's or a crash's
+    assert spent.converted(elapsed=300, remaining=300, waiting=50, job_seconds=20, open_for_new=True,
+                           bugs_waiting=5) == 0
 
 
 def test_dynfuzz_triage_finishes_what_a_campaign_left_queued(tmp_path):

@@ -336,3 +336,22 @@ def test_a_release_check_of_a_bucket_still_waiting_for_triage_stays_in_its_views
     assert again["releases"] == {"2.13.0": {"outcome": "reproduces", "key": "k"}}
     assert main(["report", str(out), "--bucket", row["id"], "--issue"]) == 0
     assert "**Fails on releases:** 2.13.0" in capsys.readouterr().out
+
+
+def test_progress_is_journaled_by_the_second_not_after_every_case(tmp_path):
+    """Note [Progress is journaled by the second]: 80 fast cases write a handful of `progress` facts (one a case
+    fsynced 11 KB and rewrote summary.json each time, and cost a fast campaign a fifth of its cases), the last of
+    them holds every case, and every finding is still journaled as it was found."""
+    import time
+
+    out = tmp_path / "out"
+    start = time.monotonic()
+    assert main(["fuzz", "--cases", "80", "--budget", "5m", "--seed", "3", *SMALL, "--no-minimize",
+                 "--out", str(out)]) == 0
+    seconds = time.monotonic() - start
+    facts = read_journal(out)
+    progress = [r for r in facts if r["fact"] == "progress"]
+    assert progress[-1]["counts"]["cases"] == 80
+    assert len(progress) <= seconds / 1.0 + 4 < 80
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["findings"] == sum(1 for r in facts if r["fact"] == "finding") > 0

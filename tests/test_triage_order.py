@@ -65,6 +65,10 @@ def test_jobs_without_a_stamp_are_ordered_by_when_they_were_submitted():
         pool.submit(ident, CASE, CRASH, {}, NEW)
     assert [job[0] for _, _, job in pool.waiting] == ["c", "b", "a"]
     assert pool.waiting_count(NEW) == 3 and pool.waiting_count(SUSPECT) == 0
+    pool.submit("r", CASE, REFUSAL, {}, NEW)
+    pool.submit("m", CASE, MISCOMPILE, {}, SUSPECT)
+    pool.submit("localize k", CASE, MISCOMPILE, {}, LOCALIZE)
+    assert pool.waiting_bugs() == 4  # the crashes and the miscompile; not the refusal, nor the localization
 
 
 def test_a_job_of_unknown_finding_ranks_last_and_the_rank_follows_the_tier():

@@ -56,6 +56,11 @@ def job_rank(priority: int, finding: Finding | None) -> tuple[int, int]:
     return _RANKED_TIERS.index(tier if tier in _RANKED_TIERS else "dynfuzz"), priority
 
 
+def ranks_a_bug(rank: tuple) -> bool:
+    """Whether a `job_rank` sort key is a miscompile's or a crash's (the tiers that count as bugs)."""
+    return rank[0] < _RANKED_TIERS.index("localization")
+
+
 @dataclass
 class Job:
     """One triage job: the finding's identity (or `localize <key>`), its case and finding, and its priority."""

@@ -26,7 +26,7 @@ from dynfuzz.run.compilers import CompileSpec
 from dynfuzz.run.isolation import RECYCLE_RSS_GROWTH, confine, resident_bytes
 from dynfuzz.run.multi_backend import spec_for
 from dynfuzz.triage.explain import Explanation
-from dynfuzz.triage.pending import QUEUED, job_rank
+from dynfuzz.triage.pending import QUEUED, job_rank, ranks_a_bug
 
 GRACE_SECONDS = 180.0  # beyond the budget: explanation and one repro run, before a job counts as hung
 VERIFY_TIMEOUT = 120.0
@@ -275,6 +275,10 @@ class TriagePool:
 
     def waiting_count(self, priority: int | None = None) -> int:
         return sum(1 for _, p, _ in self.waiting if priority is None or p == priority)
+
+    def waiting_bugs(self) -> int:
+        """Waiting jobs of a finding that is a bug as found (a miscompile or a crash), localizations aside."""
+        return sum(1 for rank, _, _ in self.waiting if ranks_a_bug(rank))
 
     def busy_lanes(self) -> int:
         return sum(lane.current is not None for lane in self.lanes)
