@@ -14,7 +14,7 @@ from dynfuzz.campaign.ledger import Ledger, identity
 from dynfuzz.generators.case import draw_case
 from dynfuzz.oracles.model import finding
 from dynfuzz.run.compilers import CompileSpec
-from dynfuzz.triage.explain import cheap_explanation
+from dynfuzz.triage.explain import NO_CONSTRUCT, cheap_explanation
 from dynfuzz.triage.known import KnownIssues
 from dynfuzz.triage.pending import LOCALIZE, NEW, SUSPECT
 from dynfuzz.triage.queue import Triaged
@@ -447,3 +447,73 @@ def test_a_bucket_filed_late_was_first_seen_when_its_finding_was(tmp_path, answe
     assert bucket.summary()["first_seen_seconds"] == 42.0
     if answered:
         assert bucket.extra["minimized_seconds"] == 900.0
+
+
+DESCRIPTOR = '''import torch
+
+
+class {field}:
+    def __get__(self, obj, objtype=None):
+        pass
+
+
+class {holder}:
+    w = {field}()
+
+
+def f({arg}):
+    return ({arg} + isinstance({holder}.w, {field}),)
+
+
+def inputs(device, call=0):
+    return (torch.zeros(1, device=device),)
+'''
+
+
+def minimized_to(source):
+    """A triage answer that minimized the finding to `source` and could not name its cause (`unexplained`)."""
+    def answer(case, f):
+        explanation = dataclasses.replace(cheap_explanation(case, f), ablated=True, construct=NO_CONSTRUCT)
+        assert explanation.unexplained
+        return Triaged(dataclasses.replace(case, source=source), f, explanation, source, "reproduces", 0.1)
+    return answer
+
+
+@pytest.mark.parametrize("same_program", [True, False])
+def test_findings_minimized_to_one_program_are_one_bucket_whatever_their_surfaces(tmp_path, same_program):
+    """triage/program_form.py: two findings of different surfaces (cheap keys) that triage minimized to the same
+    program up to its names, and could not explain, are one bucket (a 2.5.1 run filed one descriptor fault under
+    five surface keys); a program that differs in anything but names (here the attribute read) stays apart."""
+    first, second = draw_case(0), draw_case(1)
+    assert cheap_explanation(first, SYMPTOM).key != cheap_explanation(second, SYMPTOM).key
+    one = DESCRIPTOR.format(field="Field0", holder="Holder0", arg="x")
+    other = DESCRIPTOR.format(field="a", holder="b", arg="y")
+    if not same_program:
+        other = other.replace("b.w, a", "b().w, a")
+    ledger = ledger_with(tmp_path, {ident_of(first, SYMPTOM): minimized_to(one),
+                                    ident_of(second, SYMPTOM): minimized_to(other)})
+    ledger.record(first, SYMPTOM)
+    ledger.record(second, SYMPTOM)
+    for ident, status, payload in ledger.triage.poll():
+        ledger.apply_triage(ident, status, payload)
+    ledger.settle()
+    buckets = list(ledger.filer.buckets.values())
+    assert len(buckets) == (1 if same_program else 2)
+    assert {b.status for b in buckets} == {"unexplained"}
+    assert sorted(b.count for b in buckets) == ([2] if same_program else [1, 1])
+
+
+def test_a_programs_form_forgets_names_and_keeps_what_the_program_does():
+    from dynfuzz.generators.case import Case
+    from dynfuzz.triage.program_form import program_form
+
+    def form(source, f=SYMPTOM, **case):
+        return program_form(Case(source=source, **case), f)
+
+    base = DESCRIPTOR.format(field="Field0", holder="Holder0", arg="x")
+    assert form(base) == form(DESCRIPTOR.format(field="a", holder="b", arg="y"))
+    assert form(base) != form(base.replace("isinstance", "callable").replace(", Field0)", ")"))
+    assert form(base) != form(base.replace(".w", ".v"))  # attribute names are what the program does
+    assert form(base) != form(base.replace("torch.zeros(1", "torch.ones(1"))
+    assert form(base) != form(base, dynamo_config_items=(("capture_scalar_outputs", True),))
+    assert form("def f(:\n") is None

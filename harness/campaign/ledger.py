@@ -319,6 +319,9 @@ class Ledger:
             u.case = None
             return
         explanation = filed(case, f, payload.explanation)  # an unexplained bucket keeps its cheap key
+        twin = self.filer.twin(payload) if payload.explanation.unexplained else None
+        if twin is not None:  # minimized to a program filed already: one fault (triage/program_form.py)
+            explanation = twin.explanation
         key = explanation.key
         cheap = cheap_explanation(case, f) if f.crash_frames else None  # only a crash can bind its identity
         if self._known(explanation):

@@ -114,6 +114,17 @@ class BucketFiler:
     def __init__(self, findings_dir: Path, spec: CompileSpec, known: KnownIssues, torch: str) -> None:
         self.dir, self.spec, self.known, self.torch = findings_dir, spec, known, torch
         self.buckets: dict[str, Bucket] = {}
+        self.forms: dict[str, Bucket] = {}  # a minimized program's form -> the bucket it was filed in
+
+    def twin(self, t: Any) -> Bucket | None:
+        """The bucket a triage result's minimized program was filed in already, up to the names it binds
+        (triage/program_form.py): an unexplained finding joins it instead of opening a bucket under its own
+        surface's cheap key."""
+        from dynfuzz.triage.program_form import program_form
+
+        form = program_form(t.case, t.finding) if t.minimized else None
+        bucket = self.forms.get(form) if form is not None else None
+        return bucket if bucket is not None and self.buckets.get(bucket.key) is bucket else None
 
     # ---- filing ----
     def known_key(self, key: str) -> bool:
@@ -215,6 +226,12 @@ class BucketFiler:
         return target
 
     def _record_triage(self, bucket: Bucket, t: Any, seconds: float) -> None:
+        from dynfuzz.triage.program_form import program_form
+
+        form = program_form(t.case, t.finding) if t.minimized and t.verdict == "reproduces" else None
+        held = self.forms.get(form) if form is not None else None
+        if form is not None and (held is None or self.buckets.get(held.key) is not held):
+            self.forms[form] = bucket
         bucket.triage_seconds += t.seconds
         bucket.phases = t.phases
         bucket.explained = bucket.explained or t.explanation
