@@ -176,6 +176,13 @@ UNTYPED_FULLGRAPH_REFUSALS = (
     (r"torch\.\* op returned non-Tensor bool call_function <built-in function is_inference_mode_enabled>",
      "torch.is_inference_mode_enabled() under fullgraph (a documented fundamental graph break)"),
 )
+# What torch refuses on purpose in its own words whatever the settings: (exception type, message as a regular
+# expression, reason). Compiled autograd raises this one from C++ (torch 2.5.1 to 2.14.1): it takes no
+# higher-order gradients, and a 20-minute 2.5.1 run filed it as a crash.
+DOCUMENTED_LIMITS = (
+    ("RuntimeError", r"compiled_autograd does not support create_graph",
+     "autograd with create_graph=True under compiled autograd (documented: it takes no higher-order gradients)"),
+)
 # torch.compile(...).aot_compile refuses a graph break with a RuntimeError of its own, and a guard it cannot write
 # into the package (a dict's version, an object's id) with PackageError: both are its documented limits.
 AOT_GRAPH_BREAK = "Graph breaks are not supported with aot compile"
@@ -203,6 +210,9 @@ def deliberate_refusal(err: ExcInfo, fullgraph: bool, exported: str | None = Non
         return f"refused by aot_compile: {what}"
     if exported == "aot" and err.type == "NotImplementedError" and "aot_compile is absent" in text:
         return "torch.compile(...).aot_compile is absent from this torch"
+    for kind, pattern, reason in DOCUMENTED_LIMITS:
+        if err.type == kind and re.search(pattern, text):
+            return reason
     if err.type == "ConstraintViolationError":
         return "a dimension marked dynamic is specialised (ConstraintViolationError, by design)"
     if err.type == "UncapturedHigherOrderOpError" and any(w in text for w in HOP_REFUSAL_WORDS):

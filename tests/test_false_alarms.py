@@ -297,3 +297,13 @@ def test_each_refusal_export_documents_is_deliberate(err, reason):
 ])
 def test_a_refusal_export_does_not_document_is_not_deliberate(err):
     assert deliberate_refusal(err, False, "dynamo") is None
+
+
+def test_compiled_autograds_create_graph_refusal_is_its_documented_limit():
+    """Compiled autograd refuses `create_graph=True` in its own words (a 2.5.1 run filed it as a crash bucket);
+    another RuntimeError from the same backward stays a finding."""
+    limit = ExcInfo("RuntimeError", "builtins", "compiled_autograd does not support create_graph")
+    other = ExcInfo("RuntimeError", "builtins", "one of the variables needed for gradient computation has been "
+                    "modified by an inplace operation")
+    assert "compiled autograd" in deliberate_refusal(limit, fullgraph=False)
+    assert deliberate_refusal(other, fullgraph=False) is None and deliberate_refusal(other, fullgraph=True) is None
