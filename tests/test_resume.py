@@ -14,7 +14,10 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 # No minimization: which findings of a signature get their own row depends on when their side triage returns
 # (campaign/ledger.py), and a killed run's triage is cut short; filing at once makes both runs' rows comparable.
-CAMPAIGN = ["fuzz", "--cases", "40", "--budget", "5m", "--seed", "4", "--family", "basic", "--workers", "0",
+# 200 cases: the progress (and summary.json) is rewritten at most once a second, so the kill after the first
+# few cases must land in a run that lasts several seconds (Note [Progress is journaled by the second]).
+CASES = 200
+CAMPAIGN = ["fuzz", "--cases", str(CASES), "--budget", "5m", "--seed", "4", "--family", "basic", "--workers", "0",
             "--compiler", "perturb-output", "--no-db", "--no-progress", "--no-minimize"]
 
 
@@ -52,15 +55,15 @@ def test_resume_after_sigkill_completes_the_stream_without_duplicates(tmp_path):
     proc.send_signal(signal.SIGKILL)
     proc.wait(30)
     before = json.loads((killed / "summary.json").read_text())
-    assert before["cases"] < 40
+    assert before["cases"] < CASES
     journaled = [json.loads(line) for line in (killed / "journal.jsonl").read_text().splitlines(keepends=True)
                  if line.endswith("\n")]
     progress = [r for r in journaled if r["fact"] == "progress"][-1]["counts"]  # the journal is the campaign
-    r = _dynfuzz("fuzz", "--resume", str(killed), "--cases", "40", "--budget", "5m", "--no-progress", "--no-db")
+    r = _dynfuzz("fuzz", "--resume", str(killed), "--cases", str(CASES), "--budget", "5m", "--no-progress", "--no-db")
     assert r.returncode == 0, r.stderr
     a = json.loads((whole / "summary.json").read_text())
     b = json.loads((killed / "summary.json").read_text())
-    assert b["cases"] == a["cases"] == 40
+    assert b["cases"] == a["cases"] == CASES
     assert b["findings"] == a["findings"]
     found = [(u["signature"], u["cheap_key"]) for u in b["unique_findings"]]
     assert len(found) == len(set(found))
