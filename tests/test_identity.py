@@ -307,3 +307,37 @@ def test_a_lost_write_is_keyed_by_the_one_mutation_kind_dynamo_replayed_whatever
             pytest.skip(f"torch {torch.__version__} keeps the write ({name})")
         keys.append(explain(case, found[0], spec).key)
     assert keys[0] == keys[1] == "miscompile: side effect UserDefinedSetVariable.value.existing @dynamo"
+
+
+def test_a_graph_break_crash_is_keyed_by_its_type_whatever_entry_point_made_it_fatal():
+    """Note [A graph break's type is its identity]: one walrus-in-a-comprehension fault, fatal under fullgraph,
+    torch._dynamo.export, strict export and aot_compile, got five keys (the entry point's frames, the setting),
+    none of them matching its known issue (a crash key had to name a torch frame); now one key, the known one."""
+    from dynfuzz.triage.explain import _mechanism
+
+    seen = set()
+    for setting, error in [
+            ("fullgraph=True", "Unsupported (Read uninitialized cell)"),
+            ("export='dynamo'", "Unsupported (Read uninitialized cell) in torch/_dynamo/eval_frame.py:inner"),
+            ("export='aot'", "Unsupported (Read uninitialized cell) in torch/_dynamo/convert_frame.py:"
+                             "_fullgraph_capture_frame < torch/_dynamo/aot_compile.py:aot_compile_fullgraph"),
+            ("config.nested_graph_breaks=True, fullgraph=True", "Unsupported (Read uninitialized cell)")]:
+        mechanism = _mechanism(finding("exceptions", "crash", "c", "c"), "crash", None, None, [], error)
+        e = Explanation("exceptions", "crash", f"walrus in a comprehension under {setting}", error=error,
+                        layer="dynamo", ablated=True, mechanism=mechanism)
+        assert not e.generic
+        seen.add(e.key)
+    assert seen == {"crash: Unsupported (Read uninitialized cell) @dynamo",
+                    "crash: Unsupported (Read uninitialized cell) under config.nested_graph_breaks=True @dynamo"}
+    assert names_fault("crash: Unsupported (Read uninitialized cell) @dynamo")
+    known = KnownIssues.load(REPO / "corpus" / "known_issues.toml")
+    assert known.match("crash: Unsupported (Read uninitialized cell) @dynamo", "2.13.0")["corpus"] == \
+        "walrus_comprehension_uninitialized_cell.py"
+    parens = "Unsupported (Unsupported python_type() call) in torch/_dynamo/eval_frame.py:inner"
+    assert _mechanism(finding("exceptions", "crash", "c", "c"), "crash", None, None, [], parens) == \
+        "Unsupported (Unsupported python_type() call)"
+    observed = "TypeError (Observed exception)"  # the user code's exception in the trace: any program's, no identity
+    assert _mechanism(finding("exceptions", "crash", "c", "c"), "crash", None, None, [], observed) == observed
+    e = Explanation("exceptions", "crash", "logger under export='strict'", error=observed, layer="dynamo",
+                    ablated=True, mechanism=observed)
+    assert e.key == "crash: TypeError (Observed exception) under export='strict' @dynamo" and not names_fault(e.key)

@@ -178,6 +178,32 @@ def error_of(f: Finding) -> str | None:
     return None
 
 
+def graph_break_name(error: str | None) -> str | None:
+    """`Unsupported (<graph-break type>)` at the head of an error name (`error_of`), its parentheses balanced (a
+    type may hold some: `Unsupported python_type() call`, or the word ` in `); None for an untyped error and for
+    `(RecursionError)`."""
+    m = re.match(r"\w+ \(", error or "")
+    if m is None or error.startswith(m.group(0) + "RecursionError)"):
+        return None
+    depth = 0
+    for i in range(m.end() - 1, len(error)):
+        depth += {"(": 1, ")": -1}.get(error[i], 0)
+        if depth == 0:
+            return error[:i + 1]
+    return None
+
+
+# Graph-break types that name no failure of Dynamo's: the user code's own exception, seen inside the trace.
+GENERIC_GRAPH_BREAKS = ("(Observed exception)", "(TypeError from user code)")
+
+
+def graph_break_identity(error: str | None) -> str | None:
+    """`graph_break_name(error)` when that type names what Dynamo got wrong (not `GENERIC_GRAPH_BREAKS`), else
+    None: such a crash is keyed by its type alone (Note [A graph break's type is its identity] in explain.py)."""
+    name = graph_break_name(error)
+    return None if name is None or name.endswith(GENERIC_GRAPH_BREAKS) else name
+
+
 # Note [Refusals are keyed by what torch calls them]
 # A refusal's key carries the graph break torch documents it as (its registry id and type, `gb0291: logging.Logger
 # method not supported for non-export cases`; a type or an explicit name on older releases), never the frame that

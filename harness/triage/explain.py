@@ -19,7 +19,16 @@ from dynfuzz.generators.case import Case
 from dynfuzz.oracles import Finding
 from dynfuzz.run.compilers import Compiler, CompileSpec, make_compiler
 from dynfuzz.run.judge import judge
-from dynfuzz.triage.buckets import CLASSES, bucket_key, divergence_class, error_of, fault_key, tier_of
+from dynfuzz.triage.buckets import (
+    CLASSES,
+    bucket_key,
+    divergence_class,
+    error_of,
+    fault_key,
+    graph_break_identity,
+    graph_break_name,
+    tier_of,
+)
 from dynfuzz.triage.constructs import Construct, classify, family
 from dynfuzz.triage.identity import GENERIC_MECHANISMS
 from dynfuzz.triage.phases import Phases
@@ -71,6 +80,8 @@ class Explanation:
             return bucket_key(self.oracle, self.cls, self.construct, self.perturbation, self.error, self.layer)
         base, _, settings = self.construct.partition(" under ")
         if self.mechanism is not None:
+            if graph_break_identity(self.mechanism) == self.mechanism:  # Note [A graph break's type is its identity]
+                settings = ", ".join(s for s in settings.split(", ") if s and not s.startswith(_FATAL_SETTINGS))
             named = self.mechanism + (f" under {settings}" if settings else "")
             return fault_key(self.cls, named, layer=self.layer)
         named = family(base) if base != NO_CONSTRUCT else ""
@@ -136,8 +147,18 @@ def _choose(finding: Finding, cls: str, constructs: list[Construct], responsible
 
 def _typed(crash: str) -> bool:
     """A crash named by a graph break's type (`Unsupported (Read uninitialized cell) in ...`), not by frames."""
-    head = crash.split(" in ", 1)[0]
-    return "(" in head and "(RecursionError)" not in head
+    return graph_break_name(crash) is not None
+
+
+# Note [A graph break's type is its identity]
+# A graph break that is a crash (Dynamo gave up on code eager runs, and the settings made that fatal) is named by
+# the type Dynamo gave it, `Unsupported (Read uninitialized cell)`: its frames are those of the entry point that
+# re-raised it (`eval_frame.py:inner` for torch._dynamo.export, `convert_frame.py:_fullgraph_capture_frame` for
+# aot_compile and strict export) and the settings that made it fatal (fullgraph, an export mode) are how it
+# surfaced, not what went wrong. A 30-minute 2.13 run filed one walrus-in-a-comprehension fault, a known issue,
+# as five new buckets, one per entry point. Not a type that names the user code's own exception (`Observed
+# exception`, `GENERIC_GRAPH_BREAKS`): that is any program's, and keeps its frames and settings.
+_FATAL_SETTINGS = ("fullgraph=", "export=")
 
 
 CRASH_CONSTRUCT = "torch"  # a cheap crash key names its frames, not a construct (see `cheap_explanation`)
@@ -279,7 +300,10 @@ def _mechanism(finding: Finding, cls: str, observed, perturbation: str | None, p
     if tier == "crash":
         error_type = error.split(" ", 1)[0] if error else None
         frames = identity.crash_identity(observed, error_type) if observed is not None else ()
-        name = error.split(" in ", 1)[0] if error else cls  # with a graph break's type: `Unsupported (<gb_type>)`
+        typed = graph_break_identity(error)
+        if typed is not None:  # Note [A graph break's type is its identity]
+            return typed
+        name = error.split(" in ", 1)[0] if error else cls
         return f"{name} in {' < '.join(frames)}" if frames else name
     if tier != "miscompile":
         return None

@@ -26,7 +26,7 @@ from typing import Any
 
 from dynfuzz.run.torch_frames import FRAMES, GENERIC_FRAMES, crash_frames, generic_frame  # noqa: F401
 from dynfuzz.run.value_provenance import recording
-from dynfuzz.triage.buckets import METADATA_ASPECTS, ALIAS_ASPECTS
+from dynfuzz.triage.buckets import ALIAS_ASPECTS, METADATA_ASPECTS, graph_break_identity
 
 # Trackers nearly every program builds: they name no mechanism.
 COMMON_TRACKERS = frozenset({
@@ -58,7 +58,8 @@ class Observed:
 @contextmanager
 def _spying():
     """Capture the observations handed to the oracles and every exception the runs reduce to an ExcInfo."""
-    from dynfuzz.run import execute, judge as judge_module
+    from dynfuzz.run import execute
+    from dynfuzz.run import judge as judge_module
 
     seen: dict[str, Any] = {"obs": None, "exceptions": []}
     reduce, oracles = execute.exc_info, judge_module.run_oracles
@@ -206,12 +207,15 @@ GENERIC_MECHANISMS = frozenset({"", "tensor ops", "wrong output value", "wrong o
 def names_fault(key: str) -> bool:
     """Whether a key may match a known issue: an explained key (never a cheap `<oracle>/<class>: ...` one, which
     names the program's surface) that names a mechanism or a frame. A crash key must name a torch frame outside
-    the generic wrappers (`generic_frame`); a miscompile key more than a wrong output value."""
+    the generic wrappers (`generic_frame`) or a graph break's type; a miscompile key more than a wrong output
+    value."""
     head, _, rest = re.sub(r" @[\w.-]+$", "", re.sub(r" near [^ ]+(?= @|$)", "", key)).partition(":")
     rest = rest.strip()
     if "/" in head or not rest:
         return False
     if head == "crash":
+        if graph_break_identity(rest) is not None:  # the type Dynamo gave the graph break names the fault
+            return True
         frames = re.findall(r"(torch/[\w/.]+\.py:[\w.<>]+)", rest)
         return any(not generic_frame(f) for f in frames)
     if head == "miscompile":
