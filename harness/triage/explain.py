@@ -80,9 +80,11 @@ class Explanation:
             return bucket_key(self.oracle, self.cls, self.construct, self.perturbation, self.error, self.layer)
         base, _, settings = self.construct.partition(" under ")
         if self.mechanism is not None:
-            if graph_break_identity(self.mechanism) == self.mechanism:  # Note [A graph break's type is its identity]
+            mechanism, typed = self.mechanism, graph_break_identity(self.mechanism)
+            if typed is not None:  # Note [A graph break's type is its identity] (an older triage kept frames)
+                mechanism = typed
                 settings = ", ".join(s for s in settings.split(", ") if s and not s.startswith(_FATAL_SETTINGS))
-            named = self.mechanism + (f" under {settings}" if settings else "")
+            named = mechanism + (f" under {settings}" if settings else "")
             return fault_key(self.cls, named, layer=self.layer)
         named = family(base) if base != NO_CONSTRUCT else ""
         if settings:
