@@ -29,6 +29,7 @@ from dynfuzz.run.multi_backend import spec_for
 from dynfuzz.triage.buckets import bucket_id, folder_name, is_bug, tier_of, tier_rank
 from dynfuzz.triage.explain import Explanation
 from dynfuzz.triage.known import KnownIssues
+from dynfuzz.triage.program_form import program_form
 
 MAX_EXAMPLES = 5
 # unminimized: waiting for (or never reached by) triage; ok: minimized, explained, its repro reproduces;
@@ -120,8 +121,6 @@ class BucketFiler:
         """The bucket a triage result's minimized program was filed in already, up to the names it binds
         (triage/program_form.py): an unexplained finding joins it instead of opening a bucket under its own
         surface's cheap key."""
-        from dynfuzz.triage.program_form import program_form
-
         form = program_form(t.case, t.finding) if t.minimized else None
         bucket = self.forms.get(form) if form is not None else None
         return bucket if bucket is not None and self.buckets.get(bucket.key) is bucket else None
@@ -226,8 +225,6 @@ class BucketFiler:
         return target
 
     def _record_triage(self, bucket: Bucket, t: Any, seconds: float) -> None:
-        from dynfuzz.triage.program_form import program_form
-
         form = program_form(t.case, t.finding) if t.minimized and t.verdict == "reproduces" else None
         held = self.forms.get(form) if form is not None else None
         if form is not None and (held is None or self.buckets.get(held.key) is not held):

@@ -20,10 +20,12 @@ divergence needs; a crash with no frame outside the wrappers): such a key never 
 from __future__ import annotations
 
 import re
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
+from dynfuzz.run import execute
+from dynfuzz.run import judge as judge_module
 from dynfuzz.run.torch_frames import FRAMES, GENERIC_FRAMES, crash_frames, generic_frame  # noqa: F401
 from dynfuzz.run.value_provenance import recording
 from dynfuzz.triage.buckets import ALIAS_ASPECTS, METADATA_ASPECTS, graph_break_identity
@@ -58,9 +60,6 @@ class Observed:
 @contextmanager
 def _spying():
     """Capture the observations handed to the oracles and every exception the runs reduce to an ExcInfo."""
-    from dynfuzz.run import execute
-    from dynfuzz.run import judge as judge_module
-
     seen: dict[str, Any] = {"obs": None, "exceptions": []}
     reduce, oracles = execute.exc_info, judge_module.run_oracles
 
@@ -82,12 +81,8 @@ def _spying():
 def observe_case(case: Any, compiler: Any, spec: Any, provenance: bool = False) -> Observed:
     """Judge `case` once, keeping what the oracles saw (and, with `provenance`, where traced values came from:
     only a wrong output needs it, and its wrappers deepen the stack a recursion crash's frames are read from)."""
-    from contextlib import nullcontext
-
-    from dynfuzz.run.judge import judge
-
     with _spying() as seen, (recording() if provenance else nullcontext()) as recorded:
-        result = judge(case, compiler, spec)
+        result = judge_module.judge(case, compiler, spec)
     return Observed(result.findings, seen["obs"], seen["exceptions"], tuple(result.behaviours), recorded)
 
 

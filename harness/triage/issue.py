@@ -16,7 +16,7 @@ from dynfuzz.generators.case import Case
 from dynfuzz.oracles import Finding
 from dynfuzz.run.compilers import CompileSpec
 from dynfuzz.run.export_runner import EXPORT_CALLS
-from dynfuzz.triage.repro_meta import script_of
+from dynfuzz.triage.repro_meta import script_of, torch_version
 from dynfuzz.triage.repro_twin import program_literal
 
 RELEASES_LINE = "- **Fails on releases:** "
@@ -127,8 +127,6 @@ def render_report(case: Case, finding: Finding, spec: CompileSpec, meta: dict, r
                   tier: str | None = None, layer: str | None = None) -> str:
     """A bug report in the form of PyTorch's pt2 issue template: title, the facts, repro, expected vs actual,
     versions."""
-    from dynfuzz.triage.repro import torch_version
-
     tier = tier or finding_tier(finding)
     layer = layer or meta.get("layer") or finding.layer
     details = "\n".join(finding.details[:8]) or finding.message

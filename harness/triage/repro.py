@@ -16,7 +16,6 @@ import platform
 import subprocess
 import sys
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +28,7 @@ from dynfuzz.run.compilers import CompileSpec
 from dynfuzz.run.export_runner import EXPORT_CALLS
 from dynfuzz.run.provenance import provenance
 from dynfuzz.triage.issue import render_report  # noqa: F401 (re-exported: the pt2 issue form)
-from dynfuzz.triage.repro_meta import attach, meta_of, script_of, write_repro
+from dynfuzz.triage.repro_meta import attach, meta_of, script_of, torch_version, write_repro
 from dynfuzz.triage.repro_template import TWIN_MARK, UNRENDERABLE, Plan, fill
 from dynfuzz.triage.repro_twin import program_literal
 
@@ -42,13 +41,6 @@ _CATCHING = ("exceptions", "illegal", "effects", "grads")
 # Exception kinds where compiled raised and eager returned: their check also compares values once compiled returns.
 _RAISED = ("crash", "spurious-exception", "unsupported", "trace-exception")
 _GRAD_WORDS = ("requires_grad", "Parameter", "register_hook", "torch.nn")
-
-
-def torch_version() -> str:
-    try:
-        return metadata.version("torch")
-    except metadata.PackageNotFoundError:
-        return "unknown"
 
 
 def metadata_for(case: Case, finding: Finding, spec: CompileSpec, **extra: Any) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import json
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -109,3 +110,11 @@ def write_repro(path: Path, text: str, meta: dict[str, Any] | None = None) -> Pa
     if meta is not None:
         sidecar(path).write_text(json.dumps(meta, indent=1, default=str) + "\n")
     return path
+
+
+def torch_version() -> str:
+    """The installed torch's version, as a repro's metadata records it ("unknown" without torch)."""
+    try:
+        return metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        return "unknown"
