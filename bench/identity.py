@@ -168,11 +168,14 @@ def figures(by_mutant: dict[str, list[dict]], clean: dict[str, list]) -> dict:
     top = {"function": [0, 0], "file": [0, 0]}
     for m, suspects in loc:
         target = TARGETS[m]
-        for level, want, names in (("function", target, suspects), ("file", _file(target), [_file(s) for s in suspects])):
+        files = [_file(s) for s in suspects]
+        for level, want, names in (("function", target, suspects), ("file", _file(target), files)):
             top[level][0] += bool(names[:1] == [want])
             top[level][1] += want in names[:5]
     origins = _origins(keys)
+    steps = _model_steps(keys)
     return {
+        "steps": steps, "step_function": sum(steps.values()),
         "origins": origins,
         "origin_class": sum(o["class"] for o in origins.values()),
         "origin_file": sum(o["file"] for o in origins.values()),
@@ -211,6 +214,19 @@ def _origins(keys: dict[str, list[str]]) -> dict[str, dict]:
     return out
 
 
+def _model_steps(keys: dict[str, list[str]]) -> dict[str, bool]:
+    """For each mutant keyed by a model step unlike Python's (`... in Tracker.method`, run/model_checks.py):
+    whether that tracker method is the function the mutant patches."""
+    import re
+
+    out = {}
+    for m, ks in keys.items():
+        named = [re.search(r" in (\w+\.\w+)(?: under .*)? @", k) for k in ks if k.startswith("miscompile:")]
+        if named and len(named) == len(ks) and all(named) and m in TARGETS:
+            out[m] = all(n.group(1) == TARGETS[m].partition(":")[2] for n in named)
+    return out
+
+
 def table(fig: dict) -> str:
     def pct(a: int, b: int) -> str:
         return f"{a}/{b} ({100 * a / b:.0f}%)" if b else "-"
@@ -227,6 +243,8 @@ def table(fig: dict) -> str:
         f"{pct(fig['origin_class'], len(fig['origins']))} |",
         f"| keyed by a value's origin: its tracker's file is the patched function's | "
         f"{pct(fig['origin_file'], len(fig['origins']))} |",
+        f"| keyed by a model step unlike Python's: the tracker method named is the patched function | "
+        f"{pct(fig['step_function'], len(fig['steps']))} |",
         f"| localization Top-1 / Top-5, function | {pct(fig['top1_function'], n)} / {pct(fig['top5_function'], n)} |",
         f"| localization Top-1 / Top-5, file | {pct(fig['top1_file'], n)} / {pct(fig['top5_file'], n)} |",
     ]

@@ -30,7 +30,8 @@ METHODS = ("call_function", "call_method", "var_getattr")
 PASS_THROUGH = frozenset({
     "LazyVariableTracker", "UserFunctionVariable", "UserMethodVariable", "NestedUserFunctionVariable",
     "GetAttrBuiltinVariable", "BoundBuiltinMethodVariable", "GetAttrVariable", "SkipFunctionVariable",
-    "WrappedUserFunctionVariable", "WrappedUserMethodVariable", "CallMethodVariable", "UserDefinedClassVariable", "ListBuiltinVariable",
+    "WrappedUserFunctionVariable", "WrappedUserMethodVariable", "CallMethodVariable", "UserDefinedClassVariable",
+    "ListBuiltinVariable",
 })
 # A user object's attribute read hands back what was stored (a wrong store is a side effect, keyed as one) or builds
 # a tracker for a class attribute or a bound method: it chooses nothing of its own.
@@ -143,7 +144,8 @@ def _tensor_method(name: str) -> bool:
     return hasattr(torch.Tensor, name)
 
 
-def _subclasses(base: type) -> set[type]:
+def subclasses(base: type) -> set[type]:
+    """`base` and every class below it, at any depth (each gets its own patch: a method a subclass defines)."""
     found, stack = {base}, [base]
     while stack:
         for sub in stack.pop().__subclasses__():
@@ -177,7 +179,7 @@ def recording() -> Iterator[Provenance]:
             return result
         return traced
 
-    for cls in _subclasses(VariableTracker):
+    for cls in subclasses(VariableTracker):
         for method in METHODS:
             fn = cls.__dict__.get(method)
             if callable(fn):
@@ -194,7 +196,7 @@ def recording() -> Iterator[Provenance]:
                     prov.note(item, UNPACKED, [seq], 0)
             return done
         op = dis.opmap["UNPACK_SEQUENCE"]
-        for cls in _subclasses(InstructionTranslatorBase):  # opcodes dispatch through a per-class table
+        for cls in subclasses(InstructionTranslatorBase):  # opcodes dispatch through a per-class table
             table = cls.__dict__.get("dispatch_table")
             if isinstance(table, list) and op < len(table) and table[op] is unpacking:
                 table[op] = unpack_sequence

@@ -26,6 +26,7 @@ from typing import Any
 
 from dynfuzz.run import execute
 from dynfuzz.run import judge as judge_module
+from dynfuzz.run.model_checks import checking
 from dynfuzz.run.torch_frames import FRAMES, GENERIC_FRAMES, crash_frames, generic_frame  # noqa: F401
 from dynfuzz.run.value_provenance import recording
 from dynfuzz.triage.buckets import ALIAS_ASPECTS, METADATA_ASPECTS, graph_break_identity
@@ -51,6 +52,7 @@ class Observed:
     exceptions: list[BaseException]
     behaviours: tuple[str, ...]
     provenance: Any = None  # run/value_provenance.Provenance of the compiled tracing
+    violations: tuple[str, ...] = ()  # where Dynamo's model left Python's semantics (run/model_checks.py)
 
     def origin(self, finding: Any) -> str | None:
         """The uncommon tracker method that made the finding's diverging output (`Provenance.origin`)."""
@@ -78,12 +80,15 @@ def _spying():
         execute.exc_info, judge_module.run_oracles = reduce, oracles
 
 
-def observe_case(case: Any, compiler: Any, spec: Any, provenance: bool = False) -> Observed:
-    """Judge `case` once, keeping what the oracles saw (and, with `provenance`, where traced values came from:
-    only a wrong output needs it, and its wrappers deepen the stack a recursion crash's frames are read from)."""
-    with _spying() as seen, (recording() if provenance else nullcontext()) as recorded:
+def observe_case(case: Any, compiler: Any, spec: Any, provenance: bool = False, checks: bool = False) -> Observed:
+    """Judge `case` once, keeping what the oracles saw (and, with `provenance`, where traced values came from; with
+    `checks`, where Dynamo's model left Python's semantics: only a silent divergence needs them, and their wrappers
+    deepen the stack a recursion crash's frames are read from)."""
+    with _spying() as seen, (recording() if provenance else nullcontext()) as recorded, \
+            (checking() if checks else nullcontext()) as checked:
         result = judge_module.judge(case, compiler, spec)
-    return Observed(result.findings, seen["obs"], seen["exceptions"], tuple(result.behaviours), recorded)
+    return Observed(result.findings, seen["obs"], seen["exceptions"], tuple(result.behaviours), recorded,
+                    tuple(checked.seen) if checked is not None else ())
 
 
 def crash_identity(observed: Observed, error_type: str | None) -> tuple[str, ...]:
