@@ -176,6 +176,49 @@ def _items(vt: Any) -> Any:
     return items if isinstance(items, (list, tuple, dict)) else None
 
 
+def _flat(values: Any) -> list[Any]:
+    """The trackers among call arguments, a list or tuple of them opened one level (`out=(a, b)`)."""
+    found = []
+    for v in values:
+        found.extend(v if isinstance(v, (list, tuple)) else [v])
+    return found
+
+
+def _fake(vt: Any) -> Any:
+    """The fake tensor a tensor tracker's graph node holds (what the traced op really made), or None."""
+    vt = _real(vt)
+    if not any(k.__name__ == "TensorVariable" for k in type(vt).__mro__):
+        return None
+    node = getattr(vars(vt).get("proxy"), "node", None)
+    value = getattr(node, "meta", {}).get("example_value")
+    return value if hasattr(value, "stride") and hasattr(value, "shape") else None
+
+
+def _ints(values: Any) -> tuple | None:
+    try:
+        made = tuple(values)
+    except Exception:  # noqa: BLE001 - no strides (a sparse tensor) or no shape
+        return None
+    return made if all(type(v) is int for v in made) else None  # a symbolic size: never compared (a guard)
+
+
+def _meta(fake: Any) -> tuple | None:
+    """(size, strides, dims) of a fake tensor when all are plain integers."""
+    size = _ints(fake.shape)
+    stride = _ints(fake.stride()) if size is not None else None
+    return (size, stride, len(size)) if stride is not None else None
+
+
+def _kept_meta(vt: Any) -> tuple | None:
+    """(size, strides, dims) as the tracker keeps them (None where it keeps none)."""
+    own = vars(_real(vt))
+    size = own.get("_size", own.get("size"))
+    stride, ndim = own.get("stride"), own.get("ndim")
+    kept = (_ints(size) if size is not None else None, _ints(stride) if stride is not None else None,
+            ndim if type(ndim) is int else None)
+    return kept if any(k is not None for k in kept) else None
+
+
 def _contents(vt: Any) -> tuple:
     """The identities of a container tracker's items (a change means its contents were written)."""
     items = _items(vt)
@@ -217,6 +260,39 @@ class _Checker:
     def __init__(self, violations: Violations) -> None:
         self.violations = violations
         self.active: set[int] = set()
+        self.calls = 0
+        self.changed: dict[int, tuple[str, int]] = {}  # fake tensor -> (the call that changed it, its entry)
+
+    def watch(self, given: list[Any]) -> tuple[int, list[tuple[Any, tuple]]]:
+        """Enter a tracker call: its stamp, and the metadata of the fake tensors of the trackers it was given."""
+        self.calls += 1
+        seen = []
+        for vt in given:
+            fake = _fake(vt)
+            meta = _meta(fake) if fake is not None else None
+            if meta is not None:
+                seen.append((fake, meta))
+        return self.calls, seen
+
+    def moved(self, label: str, watched: tuple[int, list[tuple[Any, tuple]]]) -> None:
+        """Leave a tracker call: a fake tensor whose size or strides it changed (no call inside it did) was
+        changed by it."""
+        stamp, seen = watched
+        for fake, meta in seen:
+            if _meta(fake) != meta and self.changed.get(id(fake), ("", 0))[1] <= stamp:
+                self.changed[id(fake)] = (label, stamp)
+
+    def stale(self, vt: Any) -> None:
+        """A tensor tracker read after its fake tensor's size or strides changed must know them: Dynamo answers
+        `.shape`, `.size()`, `.stride()` and `.numel()` from the tracker's own copy."""
+        fake = _fake(vt)
+        meta = _meta(fake) if fake is not None else None
+        kept = _kept_meta(vt)
+        if meta is None or kept is None:
+            return
+        if any(k is not None and k != m for k, m in zip(kept, meta)):
+            where = self.changed.get(id(fake), ("an in-place change",))[0]
+            self.violations.note(f"tensor size or strides stale after a change in {where}")
 
     def bind_args(self, fn: Any, owner: str) -> Any:
         checker = self
@@ -248,12 +324,16 @@ class _Checker:
                     self.violations.note(f"closure bound to another cell in {owner}.bind_args")
                     return
 
-    def call_method(self, fn: Any) -> Any:
+    def call_method(self, fn: Any, owner: str) -> Any:
         checker = self
 
         def call_method(self, tx, name, args, kwargs):
+            checker.stale(self)
+            watched = checker.watch([self, *_flat(args), *_flat(kwargs.values())])
             if id(self) in checker.active or not isinstance(name, str):
-                return fn(self, tx, name, args, kwargs)
+                result = fn(self, tx, name, args, kwargs)
+                checker.moved(f"{owner}.call_method", watched)
+                return result
             checker.active.add(id(self))
             try:
                 try:
@@ -261,6 +341,7 @@ class _Checker:
                 except Exception:  # noqa: BLE001 - nothing to compare with
                     before = None
                 result = fn(self, tx, name, args, kwargs)
+                checker.moved(f"{owner}.call_method", watched)
                 try:
                     checker.after(self, tx, name, before, result)
                 except Exception:  # noqa: BLE001 - an internal this torch lacks: no evidence
@@ -310,15 +391,24 @@ class _Checker:
                 and not tx.output.side_effects.is_modified(vt):
             self.violations.note(f"write to a pre-existing container not recorded in {where}")
 
-    def builtin_call(self, fn: Any) -> Any:
+    def var_getattr(self, fn: Any) -> Any:
+        checker = self
+
+        def var_getattr(self, tx, name):
+            checker.stale(self)
+            return fn(self, tx, name)
+        return var_getattr
+
+    def call_function(self, fn: Any, owner: str) -> Any:
         checker = self
 
         def call_function(self, tx, args, kwargs):
+            watched = checker.watch([*_flat(args), *_flat(kwargs.values())])
             result = fn(self, tx, args, kwargs)
+            checker.moved(f"{owner}.call_function", watched)
             target = _real(args[0]) if args and getattr(self, "fn", None) in _INPLACE else None
             if target is not None and _python_type(target) in CONTAINERS and _real(result) is not target:
-                checker.violations.note(f"in-place operator made a new object in "
-                                        f"{_owner(type(self), 'call_function')}.call_function")
+                checker.violations.note(f"in-place operator made a new object in {owner}.call_function")
             return result
         return call_function
 
@@ -328,26 +418,25 @@ def checking() -> Iterator[Violations]:
     """Check Dynamo's model steps while the block traces; every patch is undone on exit."""
     violations = Violations()
     try:
-        from torch._dynamo.variables import BuiltinVariable
         from torch._dynamo.variables.base import VariableTracker
+        from torch._dynamo.variables.tensor import TensorVariable
     except ImportError:
         yield violations
         return
     checker = _Checker(violations)
     originals: list[tuple[type, str, Any]] = []
+    tensors = subclasses(TensorVariable)
     for cls in subclasses(VariableTracker):
-        fn = vars(cls).get("bind_args")
-        if callable(fn):
-            originals.append((cls, "bind_args", fn))
-            cls.bind_args = checker.bind_args(fn, cls.__name__)
-        fn = vars(cls).get("call_method")
-        if callable(fn) and cls.__name__ != "BuiltinVariable":
-            originals.append((cls, "call_method", fn))
-            cls.call_method = checker.call_method(fn)
-    fn = vars(BuiltinVariable).get("call_function")
-    if callable(fn):
-        originals.append((BuiltinVariable, "call_function", fn))
-        BuiltinVariable.call_function = checker.builtin_call(fn)
+        wrappers = {"bind_args": lambda fn, c=cls: checker.bind_args(fn, c.__name__),
+                    "call_method": lambda fn, c=cls: checker.call_method(fn, c.__name__),
+                    "call_function": lambda fn, c=cls: checker.call_function(fn, c.__name__)}
+        if cls in tensors:
+            wrappers["var_getattr"] = checker.var_getattr
+        for method, wrap in wrappers.items():
+            fn = vars(cls).get(method)
+            if callable(fn):
+                originals.append((cls, method, fn))
+                setattr(cls, method, wrap(fn))
     try:
         yield violations
     finally:
