@@ -27,7 +27,8 @@ EXPECTED = {
     "subscript-write-unmarked": "write to a pre-existing container not recorded in ListVariable.call_method",
     "inplace-arg-rebinds": "in-place operator made a new object in BuiltinVariable.call_function",
     "set-names-only": "tensor size or strides stale after a change in TensorVariable.call_method",
-    "out-resize-names-only": "tensor size or strides stale after a change in TorchInGraphFunctionVariable.call_function",
+    "out-resize-names-only":
+        "tensor size or strides stale after a change in TorchInGraphFunctionVariable.call_function",
 }
 
 _SCRIPT = '''
