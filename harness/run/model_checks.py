@@ -42,7 +42,6 @@ from dynfuzz.run.tracker_models import (
     meta,
     model,
     opaque,
-    owner,
     python_type,
     realized,
     same,
@@ -156,13 +155,14 @@ class _Checker:
             checker.active.add(id(self))
             try:
                 try:
-                    before = checker.before(self, name, args, kwargs)
+                    target, kind = super_target(self, name) if owner == "SuperVariable" else (self, None)
+                    before = checker.before(target, name, args, kwargs, kind)
                 except Exception:  # noqa: BLE001 - nothing to compare with
                     before = None
                 result = fn(self, tx, name, args, kwargs)
                 checker.moved(f"{owner}.call_method", watched)
                 try:
-                    checker.after(self, tx, name, before, result)
+                    checker.after(target, tx, before, result, f"{owner}.call_method")
                 except Exception:  # noqa: BLE001 - an internal this torch lacks: no evidence
                     pass
                 return result
@@ -171,13 +171,13 @@ class _Checker:
         return call_method
 
     @staticmethod
-    def before(vt: Any, name: str, args: list, kwargs: dict) -> tuple[Any, ...] | None:
+    def before(vt: Any, name: str, args: list, kwargs: dict, kind: type | None = None) -> tuple[Any, ...] | None:
         """What the step should do, computed on a model of the container and its arguments: (contents before,
         expected contents, expected result, whether it decides the result), or None when the step is no builtin
         method of a container; expected contents None when it cannot be decided (only the written-contents
         check then runs). Items that are no constants stand in as themselves (`_Opaque`): a method that compares
         or orders items (`remove`, `index`, `sort`...) then decides nothing."""
-        kind = python_type(vt)
+        kind = kind or python_type(vt)
         if kind not in CONTAINERS or not hasattr(kind, name) or items_of(vt) is None:
             return None
         shape = contents(vt)
@@ -195,19 +195,35 @@ class _Checker:
             return (shape, None, None, False)
         return (shape, real, returned, isinstance(returned, _RESULTS))
 
-    def after(self, vt: Any, tx: Any, name: str, before: tuple[Any, ...] | None, result: Any) -> None:
+    def after(self, vt: Any, tx: Any, before: tuple[Any, ...] | None, result: Any, where: str) -> None:
+        """The step against its model (the key names the tracker method, not the container method: one fault of a
+        tracker method shows through every method it models wrongly)."""
         if before is None:
             return
         shape, expected, returned, decides = before
-        where = f"{owner(type(vt), 'call_method')}.call_method"
-        kind = python_type(vt)
         if expected is not None:
             if not same(model(vt), expected) or (decides and not same(model(result), returned)):
-                self.violations.note(f"{kind.__name__}.{name} unlike Python in {where}")
+                self.violations.note(f"container method unlike Python in {where}")
                 return
         if getattr(vt, "source", None) is not None and contents(vt) != shape \
                 and not tx.output.side_effects.is_modified(vt):
             self.violations.note(f"write to a pre-existing container not recorded in {where}")
+
+    def super_lookup(self, fn: Any, owner: str) -> Any:
+        checker = self
+
+        def resolved(self, tx, name):
+            result = fn(self, tx, name)
+            try:
+                expected = super_attribute(self, name)
+                value = result[0] if isinstance(result, tuple) else result
+                if expected is not None and value is not expected:
+                    checker.violations.note("super() resolved another class's attribute in "
+                                            f"{owner}._resolved_getattr_and_source")
+            except Exception:  # noqa: BLE001 - an internal this torch lacks: no evidence
+                pass
+            return result
+        return resolved
 
     def var_getattr(self, fn: Any) -> Any:
         checker = self
@@ -231,6 +247,39 @@ class _Checker:
         return call_function
 
 
+def _super_mro(sv: Any) -> tuple[tuple[type, ...], int] | None:
+    """`super(T, obj)`'s search: the MRO of obj's type (of obj itself when it is a class) and where T sits in it."""
+    typevar = sv.typevar.as_python_constant()
+    objtype = sv.objvar.python_type()
+    if issubclass(objtype, type):
+        objtype = sv.objvar.as_python_constant()
+    mro = objtype.__mro__
+    return (mro, mro.index(typevar)) if typevar in mro else None
+
+
+def super_attribute(sv: Any, name: str) -> Any:
+    """What CPython's `super(T, obj).name` finds: the first class after T in the MRO with `name` in its own
+    `__dict__` (None when the lookup cannot be made here)."""
+    found = _super_mro(sv)
+    if found is None:
+        return None
+    mro, at = found
+    return next((vars(k)[name] for k in mro[at + 1:] if name in vars(k)), None)
+
+
+def super_target(sv: Any, name: str) -> tuple[Any, type | None]:
+    """A `super().<name>(...)` call that CPython resolves to a builtin container's method (a list subclass's
+    `super().append`): the object's tracker and that container type, so the call is checked as that method on
+    the object's builtin part; else (the SuperVariable, None)."""
+    found = _super_mro(sv)
+    if found is not None:
+        mro, at = found
+        home = next((k for k in mro[at + 1:] if name in vars(k)), None)
+        if home in CONTAINERS:
+            return sv.objvar, home
+    return sv, None
+
+
 @contextmanager
 def checking() -> Iterator[Violations]:
     """Check Dynamo's model steps while the block traces; every patch is undone on exit."""
@@ -250,6 +299,8 @@ def checking() -> Iterator[Violations]:
                     "call_function": lambda fn, c=cls: checker.call_function(fn, c.__name__)}
         if cls in tensors:
             wrappers["var_getattr"] = checker.var_getattr
+        if cls.__name__ == "SuperVariable":
+            wrappers["_resolved_getattr_and_source"] = lambda fn, c=cls: checker.super_lookup(fn, c.__name__)
         for method, wrap in wrappers.items():
             fn = vars(cls).get(method)
             if callable(fn):

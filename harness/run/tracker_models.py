@@ -16,14 +16,6 @@ from typing import Any
 CONTAINERS = (list, dict, set, collections.deque, collections.OrderedDict, collections.defaultdict)
 
 
-def owner(cls: type, method: str) -> str:
-    """The class whose `method` an instance of `cls` runs: the one a Dynamo engineer opens."""
-    for klass in cls.__mro__:
-        if method in vars(klass):
-            return klass.__name__
-    return cls.__name__
-
-
 _LAZY = "LazyVariableTracker"
 
 
