@@ -47,6 +47,28 @@ def test_aliases_match_like_the_key_and_a_locus_never_hides_an_entry():
     assert known.match("miscompile: set .discard", "2.13.0") is None
 
 
+def test_a_known_fault_that_needed_another_setting_to_surface_is_known():
+    """A 2.13 run filed four known faults as new buckets only because the drawn program needed fullgraph, dynamic
+    shapes or a config to show them: the settings are how a fault surfaced. With them taken off both sides the key
+    must still match, on a listed release only; a key left naming no fault (a bare exception type) never does."""
+    deque = "miscompile: side effect DequeVariable.value.existing @dynamo"
+    crash = ("crash: InternalTorchDynamoError in torch/_tensor.py:_typed_storage < torch/_tensor.py:__reduce_ex__"
+             " @dynamo")
+    bare = "crash: AttributeError @dynamo"
+    known = KnownIssues(issues=[{"key": deque, "torch": ["2.13.0"]}, {"key": crash, "torch": ["2.13.0"]},
+                                {"key": bare, "torch": ["2.13.0"]},
+                                {"key": "miscompile: missing guard on float under dynamic=True @dynamo",
+                                 "torch": ["2.13.0"]}])
+    under = deque.replace(" @dynamo", " under fullgraph=True @dynamo")
+    assert known.match(under, "2.13.0") is not None
+    assert known.match(crash.replace(" @", " under config.use_graph_deduplication=True @"), "2.13.0") is not None
+    assert known.match("miscompile: missing guard on float @dynamo", "2.13.0") is not None, "settings on the entry"
+    assert known.match(under, "2.12.0") is None, "an unlisted release matches only a verified exact key"
+    assert known.match("crash: AttributeError under fullgraph=True @dynamo", "2.13.0") is None
+    assert known.match("miscompile: side effect SetVariable.value.existing under fullgraph=True @dynamo",
+                       "2.13.0") is None
+
+
 def test_refresh_merges_entries_that_name_one_fault(tmp_path):
     first, second = _repro(tmp_path), tmp_path / "second.py"
     second.write_text(first.read_text().replace("s.add(3)", "s.add(4)\n    s.add(5)"))

@@ -53,8 +53,9 @@ def release(version: str) -> str:
 # runs the entry's repros on the running torch (in fresh processes; a campaign verifies every such entry in the
 # background from its start, so a match rarely waits: Note [Known issues are verified beside the campaign] in
 # releases/known_verifier.py; `verify_seconds` is the time matches waited) and returns the keys they produce
-# there, cached per (entry, release) on disk. An entry whose repros still diverge matches through its keys, aliases and those keys; one whose repros
-# all agree is FIXED on that release and matches nothing there (`verifications()` lists both for summary.json).
+# there, cached per (entry, release) on disk. An entry whose repros still diverge matches through its keys, aliases
+# and those keys; one whose repros all agree is FIXED on that release and matches nothing there (`verifications()`
+# lists both for summary.json).
 Verifier = Callable[[list[tuple[dict, list[Path]]], str], list[list[str] | None]]
 
 
@@ -96,6 +97,16 @@ class KnownIssues:
                     continue
                 keys = keys + observed
             if any(key in (known, _without_layer(known, key)) for known in map(_without_locus, keys)):
+                return item
+        bare = without_settings(key)  # Note [A setting is how a fault surfaced]
+        if not names_fault(bare):
+            return None
+        for item in self.issues:
+            versions = releases_of(item)
+            if torch is not None and versions and release(torch) not in versions:
+                continue  # an unlisted release matches only on a verified exact key, above
+            if any(bare in (b, _without_layer(b, bare)) for b in
+                   (without_settings(_without_locus(k)) for k in keys_of(item))):
                 return item
         return None
 
@@ -197,6 +208,22 @@ def releases_of(item: dict) -> set[str]:
 def _oracle_class(key: str | None) -> str:
     """`effects/lost-effect: ...` -> `effects/lost-effect`; `miscompile: set-subclass` -> `miscompile`."""
     return (key or "").split(":", 1)[0].strip()
+
+
+# Note [A setting is how a fault surfaced]
+# An explained key keeps the settings ablation found the divergence needs (`under fullgraph=True`, `under
+# dynamic=True`, `under config.use_graph_deduplication=True`): they tell apart buckets of one campaign, and a repro
+# needs them. For a known issue they are how the fault surfaced, not which fault it is: a 2.13 run filed the known
+# bounded-deque, OrderedDict and set-subclass replay faults and the known graph-deduplication crash as four new
+# buckets, each only because the drawn program needed fullgraph, dynamic shapes or a config to show it. So a key
+# that matches no entry exactly matches one whose key or alias is the same with the settings taken off both, when
+# what is left still names a fault (`names_fault`: never a bare exception type or a generic mechanism).
+_SETTINGS = re.compile(r" under [^@]+?(?= @[\w.-]+$|$)")
+
+
+def without_settings(key: str) -> str:
+    """The key with its `under <settings>` part taken off."""
+    return _SETTINGS.sub("", key)
 
 
 def _without_locus(key: str) -> str:
