@@ -113,3 +113,91 @@ def inputs(device, call=0):
     with checking() as seen:
         judge_source(source)
     assert seen.seen == []
+
+
+def test_attribute_steps_are_decided_by_cpythons_protocol_or_not_at_all():
+    """The attribute questions behind three torch 2.5.1 faults (a property setter skipped, a descriptor read back
+    unbound, `hasattr(slotted, '__dict__')` true), each answered as CPython would, and left undecided where only
+    running user code could tell (a `__get__` that may return itself, a class with `__getattr__`)."""
+    import collections
+    import inspect
+
+    from dynfuzz.run.attribute_checks import descriptor_unbound, special_hasattr, store_past_property
+
+    class Scaled:
+        @property
+        def factor(self):
+            return 1
+
+        @factor.setter
+        def factor(self, v):
+            pass
+
+        @property
+        def fixed(self):
+            return 2
+
+    assert store_past_property(Scaled, "factor")
+    assert not store_past_property(Scaled, "fixed") and not store_past_property(Scaled, "other")
+    assert not store_past_property(dict, "factor")
+
+    class Getter:
+        def __get__(desc, obj, owner=None):
+            return None
+
+    class SelfOnClass:
+        def __get__(desc, obj, owner=None):
+            return desc if obj is None else 1
+
+    class Holder:
+        w = Getter()
+        v = SelfOnClass()
+
+    assert descriptor_unbound(Holder, "w", inspect.getattr_static(Holder, "w"))
+    assert not descriptor_unbound(Holder, "w", None)
+    assert not descriptor_unbound(Holder, "v", inspect.getattr_static(Holder, "v")), "it may return itself"
+    Rec = collections.namedtuple("Rec", "a b")
+    assert not descriptor_unbound(Rec, "a", inspect.getattr_static(Rec, "a"))
+
+    class Slotted:
+        __slots__ = ("n",)
+
+    class Plain:
+        pass
+
+    class Dynamic:
+        def __getattr__(self, name):
+            return 0
+
+    assert special_hasattr(Slotted(), "__dict__") is False and special_hasattr(Plain(), "__dict__") is True
+    assert special_hasattr(Dynamic(), "__dict__") is None and special_hasattr(Plain(), "n") is None
+
+
+def test_hasattr_answered_unlike_python_is_caught_while_tracing(judge_source, monkeypatch):
+    """A double of torch 2.5.1's fault: Dynamo's user-object `hasattr` answers True for any name. Tracing
+    `hasattr(Slotted(), '__dict__')` under it must note the step, and nothing without it."""
+    from torch._dynamo.variables import ConstantVariable
+    from torch._dynamo.variables.user_defined import UserDefinedObjectVariable
+
+    source = '''
+import torch
+class Slotted:
+    __slots__ = ("n",)
+    def __init__(self, n):
+        self.n = n
+def f(x):
+    return x + hasattr(Slotted(1), "__dict__")
+def inputs(device, call=0):
+    return (torch.linspace(-1.0, 1.0, 4, device=device),)
+'''
+    with checking() as seen:
+        judge_source(source)
+    assert seen.seen == []
+    monkeypatch.setattr(UserDefinedObjectVariable, "call_obj_hasattr",
+                        lambda self, tx, name: ConstantVariable.create(True), raising=False)
+    with checking() as seen:
+        judge_source(source)
+    from torch._dynamo.variables import builtin
+
+    owner = "HasAttrBuiltinVariable" if hasattr(builtin, "HasAttrBuiltinVariable") else "BuiltinVariable"
+    assert seen.seen == [f"hasattr unlike Python in {owner}.call_function"]

@@ -16,6 +16,8 @@ model steps with what CPython does at the same step, and notes a violation, `<wh
   a source) must leave it marked modified (`SideEffects.is_modified`), or the write is never replayed;
 - **an in-place operator that rebinds**: `a |= b`, `a += b`, `a *= n`... on a list, set, dict or deque must give
   back the same tracker, as CPython gives back the same object;
+- **an attribute step unlike CPython's attribute protocol** (`run/attribute_checks.py`): a store past a property
+  setter, a user-written descriptor returned without its `__get__`, `hasattr` of a special attribute;
 - **a tensor's size or strides left stale**: a tensor tracker read (a method or attribute) must keep the size,
   strides and dims its graph node's fake tensor has; when they differ, the key names the tracker call during which
   the fake tensor changed (`set_` on an intermediate, an `out=` resize), innermost first.
@@ -27,11 +29,14 @@ have every internal it reads; a release without one records nothing.
 """
 from __future__ import annotations
 
+import gc
 import operator
+import types
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from dynfuzz.run.attribute_checks import descriptor_unbound, special_hasattr, store_past_property
 from dynfuzz.run.tracker_models import (
     CONTAINERS,
     contents,
@@ -117,8 +122,9 @@ class _Checker:
 
         def bind_args(self, parent, args, kwargs):
             result = fn(self, parent, args, kwargs)
-            try:
-                checker.check_binding(self, parent, result, owner)
+            try:  # torch 2.5 returns (bound arguments, closure cells)
+                bound = result[0] if isinstance(result, tuple) else result
+                checker.check_binding(self, parent, bound, owner)
             except Exception:  # noqa: BLE001 - an internal this torch lacks: no evidence
                 pass
             return result
@@ -129,8 +135,13 @@ class _Checker:
         if closure:
             side_effects = parent.output.side_effects
             names = vt.fn.__code__.co_freevars
+            root = parent.output.root_tx
             for name, cell in zip(names, closure):
                 if name in result and cell in side_effects and result[name] is not side_effects[cell]:
+                    self.violations.note(f"closure bound to another cell in {owner}.bind_args")
+                    return
+                if name in result and result[name] is vars(root).get("symbolic_locals", {}).get(name) \
+                        and not _frame_holds(root, name, cell):
                     self.violations.note(f"closure bound to another cell in {owner}.bind_args")
                     return
             return
@@ -243,8 +254,58 @@ class _Checker:
             target = realized(args[0]) if args and getattr(self, "fn", None) in _INPLACE else None
             if target is not None and python_type(target) in CONTAINERS and realized(result) is not target:
                 checker.violations.note(f"in-place operator made a new object in {owner}.call_function")
+            if (getattr(self, "fn", None) or getattr(self, "_fn", None)) is hasattr and len(args) == 2:
+                try:
+                    checker.check_hasattr(realized(args[0]), args[1], result, owner)
+                except Exception:  # noqa: BLE001 - an internal this torch lacks: no evidence
+                    pass
             return result
         return call_function
+
+    def check_hasattr(self, obj: Any, name_vt: Any, result: Any, owner: str) -> None:
+        real = vars(obj).get("value")
+        if real is None or python_type(obj) is not type(real):
+            return
+        expected = special_hasattr(real, name_vt.as_python_constant())
+        if expected is not None and result.as_python_constant() is not expected:
+            self.violations.note(f"hasattr unlike Python in {owner}.call_function")
+
+    def class_getattr(self, fn: Any, owner: str) -> Any:
+        checker = self
+
+        def var_getattr(self, tx, name):
+            result = fn(self, tx, name)
+            try:
+                if descriptor_unbound(vars(self).get("value"), name, vars(realized(result)).get("value")):
+                    checker.violations.note(f"descriptor returned without its __get__ in {owner}.var_getattr")
+            except Exception:  # noqa: BLE001 - an internal this torch lacks: no evidence
+                pass
+            return result
+        return var_getattr
+
+    def store_attr(self, fn: Any) -> Any:
+        checker = self
+
+        def store_attr(self, item, name, value, *args, **kwargs):
+            try:
+                if store_past_property(python_type(item), name):
+                    checker.violations.note("attribute stored past its property setter in SideEffects.store_attr")
+            except Exception:  # noqa: BLE001 - an internal this torch lacks: no evidence
+                pass
+            return fn(self, item, name, value, *args, **kwargs)
+        return store_attr
+
+
+def _frame_holds(root: Any, name: str, cell: Any) -> bool:
+    """Whether the compiled frame's own free variable `name` is `cell`: the cells of the functions whose code the
+    frame runs (found through the code object's referrers; True when none is found, as nothing is known then)."""
+    code = getattr(root, "f_code", None)
+    if code is None or name not in code.co_freevars:
+        return True
+    at = code.co_freevars.index(name)
+    cells = [fn.__closure__[at] for fn in gc.get_referrers(code)
+             if isinstance(fn, types.FunctionType) and fn.__code__ is code and fn.__closure__]
+    return not cells or any(c is cell for c in cells)
 
 
 def _super_mro(sv: Any) -> tuple[tuple[type, ...], int] | None:
@@ -285,6 +346,7 @@ def checking() -> Iterator[Violations]:
     """Check Dynamo's model steps while the block traces; every patch is undone on exit."""
     violations = Violations()
     try:
+        from torch._dynamo.side_effects import SideEffects
         from torch._dynamo.variables.base import VariableTracker
         from torch._dynamo.variables.tensor import TensorVariable
     except ImportError:
@@ -294,6 +356,8 @@ def checking() -> Iterator[Violations]:
     originals: list[tuple[type, str, Any]] = []
     tensors = subclasses(TensorVariable)
     for cls in subclasses(VariableTracker):
+        if cls.__name__ == "LazyVariableTracker":
+            continue  # it forwards every call to the tracker it realizes, which is checked
         wrappers = {"bind_args": lambda fn, c=cls: checker.bind_args(fn, c.__name__),
                     "call_method": lambda fn, c=cls: checker.call_method(fn, c.__name__),
                     "call_function": lambda fn, c=cls: checker.call_function(fn, c.__name__)}
@@ -301,11 +365,17 @@ def checking() -> Iterator[Violations]:
             wrappers["var_getattr"] = checker.var_getattr
         if cls.__name__ == "SuperVariable":
             wrappers["_resolved_getattr_and_source"] = lambda fn, c=cls: checker.super_lookup(fn, c.__name__)
+        if cls.__name__ == "UserDefinedClassVariable":
+            wrappers["var_getattr"] = lambda fn, c=cls: checker.class_getattr(fn, c.__name__)
         for method, wrap in wrappers.items():
             fn = vars(cls).get(method)
             if callable(fn):
                 originals.append((cls, method, fn))
                 setattr(cls, method, wrap(fn))
+    fn = vars(SideEffects).get("store_attr")
+    if callable(fn):
+        originals.append((SideEffects, "store_attr", fn))
+        SideEffects.store_attr = checker.store_attr(fn)
     try:
         yield violations
     finally:
