@@ -201,3 +201,38 @@ def inputs(device, call=0):
 
     owner = "HasAttrBuiltinVariable" if hasattr(builtin, "HasAttrBuiltinVariable") else "BuiltinVariable"
     assert seen.seen == [f"hasattr unlike Python in {owner}.call_function"]
+
+
+def test_a_descriptor_read_back_unbound_is_caught_while_tracing(judge_source, monkeypatch):
+    """A double of torch 2.5.1's fault: Dynamo reads a class attribute that is a user descriptor as the descriptor
+    object itself. `isinstance(Holder.w, Getter)` (False in CPython: its `__get__` returns None) traced under it
+    must note the step, and nothing without it."""
+    from torch._dynamo.variables import UserDefinedObjectVariable
+    from torch._dynamo.variables.user_defined import UserDefinedClassVariable
+
+    source = '''
+import torch
+class Getter:
+    def __get__(desc, obj, owner=None):
+        return None
+class Holder:
+    w = Getter()
+def f(x):
+    return x + isinstance(Holder.w, Getter)
+def inputs(device, call=0):
+    return (torch.linspace(-1.0, 1.0, 4, device=device),)
+'''
+    with checking() as seen:
+        judge_source(source)
+    assert seen.seen == []
+    original = UserDefinedClassVariable.var_getattr
+
+    def unbound(self, tx, name):
+        if name == "w":
+            return UserDefinedObjectVariable(vars(self.value)["w"])
+        return original(self, tx, name)
+
+    monkeypatch.setattr(UserDefinedClassVariable, "var_getattr", unbound)
+    with checking() as seen:
+        judge_source(source)
+    assert seen.seen == ["descriptor returned without its __get__ in UserDefinedClassVariable.var_getattr"]

@@ -220,21 +220,26 @@ class _Checker:
                 and not tx.output.side_effects.is_modified(vt):
             self.violations.note(f"write to a pre-existing container not recorded in {where}")
 
-    def super_lookup(self, fn: Any, owner: str) -> Any:
-        checker = self
-
-        def resolved(self, tx, name):
-            result = fn(self, tx, name)
+    def _after(self, fn: Any, check: Any) -> Any:
+        """`fn(self, tx, name)` wrapped: `check(tracker, name, result)` notes what it finds; a check that breaks
+        on an internal this torch lacks notes nothing."""
+        def wrapped(vt, tx, name):
+            result = fn(vt, tx, name)
             try:
-                expected = super_attribute(self, name)
-                value = result[0] if isinstance(result, tuple) else result
-                if expected is not None and value is not expected:
-                    checker.violations.note("super() resolved another class's attribute in "
-                                            f"{owner}._resolved_getattr_and_source")
+                check(vt, name, result)
             except Exception:  # noqa: BLE001 - an internal this torch lacks: no evidence
                 pass
             return result
-        return resolved
+        return wrapped
+
+    def super_lookup(self, fn: Any, owner: str) -> Any:
+        def check(sv: Any, name: str, result: Any) -> None:
+            expected = super_attribute(sv, name)
+            value = result[0] if isinstance(result, tuple) else result
+            if expected is not None and value is not expected:
+                self.violations.note("super() resolved another class's attribute in "
+                                     f"{owner}._resolved_getattr_and_source")
+        return self._after(fn, check)
 
     def var_getattr(self, fn: Any) -> Any:
         checker = self
@@ -271,17 +276,10 @@ class _Checker:
             self.violations.note(f"hasattr unlike Python in {owner}.call_function")
 
     def class_getattr(self, fn: Any, owner: str) -> Any:
-        checker = self
-
-        def var_getattr(self, tx, name):
-            result = fn(self, tx, name)
-            try:
-                if descriptor_unbound(vars(self).get("value"), name, vars(realized(result)).get("value")):
-                    checker.violations.note(f"descriptor returned without its __get__ in {owner}.var_getattr")
-            except Exception:  # noqa: BLE001 - an internal this torch lacks: no evidence
-                pass
-            return result
-        return var_getattr
+        def check(cls_vt: Any, name: str, result: Any) -> None:
+            if descriptor_unbound(vars(cls_vt).get("value"), name, vars(realized(result)).get("value")):
+                self.violations.note(f"descriptor returned without its __get__ in {owner}.var_getattr")
+        return self._after(fn, check)
 
     def store_attr(self, fn: Any) -> Any:
         checker = self
