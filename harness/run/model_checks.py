@@ -77,7 +77,7 @@ class Violations:
 
 
 class _Checker:
-    """The wrappers: each notes into `violations`; `depth` keeps a tracker's nested call_methods (a subclass
+    """The wrappers: each notes into `violations`; `active` keeps a tracker's nested call_methods (a subclass
     calling its base's) to one check, at the outermost."""
 
     def __init__(self, violations: Violations) -> None:
@@ -136,12 +136,12 @@ class _Checker:
             side_effects = parent.output.side_effects
             names = vt.fn.__code__.co_freevars
             root = parent.output.root_tx
+            frame_locals = vars(root).get("symbolic_locals", {})
             for name, cell in zip(names, closure):
-                if name in result and cell in side_effects and result[name] is not side_effects[cell]:
-                    self.violations.note(f"closure bound to another cell in {owner}.bind_args")
-                    return
-                if name in result and result[name] is vars(root).get("symbolic_locals", {}).get(name) \
-                        and not _frame_holds(root, name, cell):
+                if name not in result:
+                    continue
+                if (cell in side_effects and result[name] is not side_effects[cell]) or \
+                        (result[name] is frame_locals.get(name) and not _frame_holds(root, name, cell)):
                     self.violations.note(f"closure bound to another cell in {owner}.bind_args")
                     return
             return
@@ -186,8 +186,8 @@ class _Checker:
         """What the step should do, computed on a model of the container and its arguments: (contents before,
         expected contents, expected result, whether it decides the result), or None when the step is no builtin
         method of a container; expected contents None when it cannot be decided (only the written-contents
-        check then runs). Items that are no constants stand in as themselves (`_Opaque`): a method that compares
-        or orders items (`remove`, `index`, `sort`...) then decides nothing."""
+        check then runs). Items that are no plain data stand in as wildcards (`tracker_models.OPAQUE`): a method
+        that compares or orders items (`remove`, `index`, `sort`...) then decides nothing."""
         kind = kind or python_type(vt)
         if kind not in CONTAINERS or not hasattr(kind, name) or items_of(vt) is None:
             return None
