@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # (campaign/ledger.py), and a killed run's triage is cut short; filing at once makes both runs' rows comparable.
 # 200 cases: the progress (and summary.json) is rewritten at most once a second, so the kill after the first
 # few cases must land in a run that lasts several seconds (Note [Progress is journaled by the second]).
-CASES = 200
+CASES = 1000  # seconds of work: the first summary, written after a second, must find the run unfinished
 CAMPAIGN = ["fuzz", "--cases", str(CASES), "--budget", "5m", "--seed", "4", "--family", "basic", "--workers", "0",
             "--compiler", "perturb-output", "--no-db", "--no-progress", "--no-minimize"]
 
