@@ -1,6 +1,7 @@
 """Minimization: both stages keep the same signature, shrink the program, and emit a correct script."""
 from __future__ import annotations
 
+import ast
 import textwrap
 from pathlib import Path
 
@@ -10,6 +11,7 @@ from dynfuzz.run.compilers import CompileSpec, make_compiler
 from dynfuzz.run.judge import judge
 from dynfuzz.triage.minimize import Judge, Target, minimize, program_lines, shrink_choices
 from dynfuzz.triage.reduce import reduce_source
+from dynfuzz.triage.reduce_guards import uninitialized_reads
 from dynfuzz.triage.repro import read_program
 
 EFFECT_PROGRAM = textwrap.dedent("""\
@@ -250,3 +252,32 @@ def test_a_candidate_whose_eager_run_breaks_costs_no_compile():
     assert result.findings == [] and result.eager_ok is False and compiled == []
     result = judge(Case(source=EFFECT_PROGRAM), compiler, spec, eager_ok=True)
     assert result.eager_ok is True and compiled, "a candidate eager runs is compiled and judged as before"
+
+
+def test_the_reducer_never_lets_an_empty_tensors_values_reach_the_program():
+    """A predicate true of any program still holding the allocation (as "the outputs differ" is of one returning
+    garbage) cannot pull `torch.empty_like(x)` out of the metadata read that hid its values."""
+    source = textwrap.dedent("""\
+        import torch
+
+
+        def f(x):
+            n = torch.empty_like(x).dim()
+            return (x + n,)
+
+
+        def inputs(device, call=0):
+            return (torch.ones(3, device=device),)
+        """)
+    reduced, stats = reduce_source(source, lambda s: "empty_like" in s)
+    assert stats.accepted > 0
+    assert "torch.empty_like(x).dim()" in reduced, reduced
+    assert uninitialized_reads(ast.parse(reduced)) == set()
+
+
+def test_a_drawn_programs_own_use_of_an_empty_tensor_is_kept_under_any_names():
+    """An `out=` target made by `empty_like` and written in full is the program's own: renaming keeps it."""
+    drawn = uninitialized_reads(ast.parse("o = torch.empty_like(x)\ntorch.sin(x, out=o)\n"))
+    assert len(drawn) == 1
+    assert uninitialized_reads(ast.parse("a = torch.empty_like(b)\n")) == drawn
+    assert uninitialized_reads(ast.parse("a = b.new_empty(2).shape[0] + torch.empty(3).numel()\n")) == set()

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from dynfuzz.triage.dead_code import drop_unread_definitions, keep_one_output, remove_dead
+from dynfuzz.triage.reduce_guards import compiled_only, uninitialized_reads
 
 PROTECTED = {"inputs", "between", "CALLS", "COMPILE_OPTIONS", "DYNAMO_CONFIG", "torch", "device", "call"}
 
@@ -323,30 +324,6 @@ PASSES: list[tuple[str, Callable[[ast.Module, str], Iterator[ast.Module]]]] = [
 ]
 
 
-_FAKE_DECORATORS = ("register_fake", "impl_abstract")
-
-
-def compiled_only(tree: ast.AST) -> set[str]:
-    """The functions only the compiled run executes (a leaf function's or custom op's fake), each as its shape
-    with every name masked (renaming stays allowed). Eager never runs them, so an edit there that keeps the
-    failure may make the program invalid instead (a fake whose output no longer matches its real function's,
-    seen on 2.14.1): the reducer leaves them as drawn, or deletes them whole."""
-    def fake(d: ast.expr) -> bool:
-        d = d.func if isinstance(d, ast.Call) else d
-        return isinstance(d, ast.Attribute) and d.attr in _FAKE_DECORATORS
-
-    shapes = set()
-    for n in ast.walk(tree):
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(fake(d) for d in n.decorator_list):
-            masked = copy.deepcopy(n)
-            for m in ast.walk(masked):
-                for attr in ("id", "arg", "name"):
-                    if isinstance(getattr(m, attr, None), str):
-                        setattr(m, attr, "_")
-            shapes.add(ast.dump(masked))
-    return shapes
-
-
 def edit_of(before: str, after: str) -> tuple:
     """An edit by what it changes, not where: the lines it removes and adds, in order."""
     a, b = before.splitlines(), after.splitlines()
@@ -372,6 +349,7 @@ def reduce_source(source: str, still_fails: Callable[[str], bool], entry: str = 
     seen: set[str] = {best}
     rejected: set[tuple] = set()
     fakes = compiled_only(tree)
+    uninitialized = uninitialized_reads(tree)
 
     def attempt(name: str, candidate: ast.Module) -> bool:
         nonlocal tree, best
@@ -384,6 +362,8 @@ def reduce_source(source: str, still_fails: Callable[[str], bool], entry: str = 
         except SyntaxError:
             return False
         if fakes and not compiled_only(candidate) <= fakes:
+            return False
+        if not uninitialized_reads(candidate) <= uninitialized:
             return False
         edit = edit_of(best, text)
         if edit in rejected:
