@@ -236,3 +236,42 @@ def inputs(device, call=0):
     with checking() as seen:
         judge_source(source)
     assert seen.seen == ["descriptor returned without its __get__ in UserDefinedClassVariable.var_getattr"]
+
+
+METACLASS_PROGRAMS = '''
+import enum
+import torch
+class Meta(type):
+    def __call__(cls, *args):
+        cls.made = cls.made + 1
+        return super().__call__(*args)
+class Counted(metaclass=Meta):
+    made = 0
+    def __init__(self, w):
+        self.w = w
+class Plain(metaclass=type("PlainMeta", (type,), {"tag": 1})):
+    def __init__(self, w):
+        self.w = w
+class Mode(enum.Enum):
+    A = 1
+    B = 2
+def f(x):
+    return x * Plain(2.0).w + Mode(2).value + 0 * COUNTED
+def inputs(device, call=0):
+    return (torch.linspace(-1.0, 1.0, 4, device=device),)
+'''
+
+
+def test_a_class_call_that_skips_its_metaclass_call_is_caught_and_only_then(judge_source):
+    """Calling a class runs `type(cls).__call__`. A class with a user-written one (`Counted`) called in the frame
+    must have that code inlined; a class whose metaclass has none, and an Enum (the standard library's
+    `EnumType.__call__`, which Dynamo models by value), note nothing. The check fires exactly when the
+    program diverges: on a torch that runs the metaclass's `__call__` (none yet, pytorch/pytorch#184820) both
+    sides of the assertion flip together."""
+    with checking() as seen:
+        result = judge_source(METACLASS_PROGRAMS.replace("COUNTED", "0"))
+    assert seen.seen == [] and not result.findings
+    with checking() as seen:
+        result = judge_source(METACLASS_PROGRAMS.replace("0 * COUNTED", "Counted(1.0).w * Counted.made"))
+    skipped = "metaclass __call__ skipped in UserDefinedClassVariable.call_function"
+    assert (skipped in seen.seen) == bool(result.findings), (seen.seen, result.findings)

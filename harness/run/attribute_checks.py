@@ -8,7 +8,9 @@
 - a **descriptor returned unbound**: `Cls.name` where the class holds an object whose type defines `__get__` (a
   user-written descriptor) must be what `__get__(None, Cls)` returns, never the descriptor object itself;
 - **hasattr of a special attribute**: `hasattr(obj, "__dict__")` and the like are decided by the object's type
-  (its layout, `__slots__`), read statically (`inspect.getattr_static`), never by what the frame stored.
+  (its layout, `__slots__`), read statically (`inspect.getattr_static`), never by what the frame stored;
+- **a metaclass `__call__`**: calling a class runs `type(cls).__call__`; one written in user code must be run
+  (inlined) when Dynamo models the call, not stepped over to `__new__` and `__init__`.
 
 Each answers None when it cannot decide without running user code (a class with `__getattr__`, a property
 getter, a tracker with no real object): a check that cannot decide notes nothing.
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import dis
 import inspect
+import sys
 import types
 from typing import Any
 
@@ -75,3 +78,17 @@ def special_hasattr(obj: Any, name: str) -> bool | None:
     if isinstance(static, property):
         return None
     return static is not _MISSING
+
+
+def metaclass_call(cls: Any) -> types.CodeType | None:
+    """The code of the user-written `__call__` that calling `cls` runs (found on the metaclass's MRO), or None
+    when the call is `type.__call__` or one of the standard library's or torch's (an Enum's, which Dynamo models
+    by value)."""
+    if not isinstance(cls, type):
+        return None
+    for klass in type(cls).__mro__:
+        if "__call__" in vars(klass):
+            fn = vars(klass)["__call__"]
+            user = klass.__module__ not in sys.stdlib_module_names and not klass.__module__.startswith("torch")
+            return fn.__code__ if isinstance(fn, types.FunctionType) and user else None
+    return None

@@ -17,7 +17,8 @@ model steps with what CPython does at the same step, and notes a violation, `<wh
 - **an in-place operator that rebinds**: `a |= b`, `a += b`, `a *= n`... on a list, set, dict or deque must give
   back the same tracker, as CPython gives back the same object;
 - **an attribute step unlike CPython's attribute protocol** (`run/attribute_checks.py`): a store past a property
-  setter, a user-written descriptor returned without its `__get__`, `hasattr` of a special attribute;
+  setter, a user-written descriptor returned without its `__get__`, `hasattr` of a special attribute, a class
+  call that never ran its metaclass's user-written `__call__` (no frame of that code was inlined during it);
 - **a tensor's size or strides left stale**: a tensor tracker read (a method or attribute) must keep the size,
   strides and dims its graph node's fake tensor has; when they differ, the key names the tracker call during which
   the fake tensor changed (`set_` on an intermediate, an `out=` resize), innermost first.
@@ -36,7 +37,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from dynfuzz.run.attribute_checks import descriptor_unbound, special_hasattr, store_past_property
+from dynfuzz.run.attribute_checks import descriptor_unbound, metaclass_call, special_hasattr, store_past_property
 from dynfuzz.run.tracker_models import (
     CONTAINERS,
     contents,
@@ -85,6 +86,7 @@ class _Checker:
         self.active: set[int] = set()
         self.calls = 0
         self.changed: dict[int, tuple[str, int]] = {}  # fake tensor -> (the call that changed it, its entry)
+        self.inlined: list[Any] = []  # the code objects of the frames Dynamo inlined, in order
 
     def watch(self, given: list[Any]) -> tuple[int, list[tuple[Any, tuple]]]:
         """Enter a tracker call: its stamp, and the metadata of the fake tensors of the trackers it was given."""
@@ -254,8 +256,15 @@ class _Checker:
 
         def call_function(self, tx, args, kwargs):
             watched = checker.watch([*flat(args), *flat(kwargs.values())])
+            inlined = len(checker.inlined)
             result = fn(self, tx, args, kwargs)
             checker.moved(f"{owner}.call_function", watched)
+            try:
+                code = metaclass_call(vars(self).get("value")) if owner == "UserDefinedClassVariable" else None
+            except Exception:  # noqa: BLE001 - an internal this torch lacks: no evidence
+                code = None
+            if code is not None and code not in checker.inlined[inlined:]:
+                checker.violations.note(f"metaclass __call__ skipped in {owner}.call_function")
             target = realized(args[0]) if args and getattr(self, "fn", None) in _INPLACE else None
             if target is not None and python_type(target) in CONTAINERS and realized(result) is not target:
                 checker.violations.note(f"in-place operator made a new object in {owner}.call_function")
@@ -280,6 +289,15 @@ class _Checker:
             if descriptor_unbound(vars(cls_vt).get("value"), name, vars(realized(result)).get("value")):
                 self.violations.note(f"descriptor returned without its __get__ in {owner}.var_getattr")
         return self._after(fn, check)
+
+    def inline_init(self, fn: Any) -> Any:
+        """`InliningInstructionTranslator.__init__(self, parent, code, ...)`, recording the code it inlines."""
+        checker = self
+
+        def __init__(self, parent, code, *args, **kwargs):
+            checker.inlined.append(code)
+            return fn(self, parent, code, *args, **kwargs)
+        return __init__
 
     def store_attr(self, fn: Any) -> Any:
         checker = self
@@ -345,6 +363,7 @@ def checking() -> Iterator[Violations]:
     violations = Violations()
     try:
         from torch._dynamo.side_effects import SideEffects
+        from torch._dynamo.symbolic_convert import InliningInstructionTranslator
         from torch._dynamo.variables.base import VariableTracker
         from torch._dynamo.variables.tensor import TensorVariable
     except ImportError:
@@ -374,6 +393,10 @@ def checking() -> Iterator[Violations]:
     if callable(fn):
         originals.append((SideEffects, "store_attr", fn))
         SideEffects.store_attr = checker.store_attr(fn)
+    fn = vars(InliningInstructionTranslator).get("__init__")
+    if callable(fn):
+        originals.append((InliningInstructionTranslator, "__init__", fn))
+        InliningInstructionTranslator.__init__ = checker.inline_init(fn)
     try:
         yield violations
     finally:
