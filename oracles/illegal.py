@@ -9,7 +9,10 @@ The generic exception oracle skips these cases so nothing is reported twice.
 """
 from __future__ import annotations
 
+import re
+
 from .checks import diff_check
+from .exceptions import DOCUMENTED_LIMITS
 from .grads import is_grad_path
 from .model import ExcInfo, Finding, Observations, finding
 from .outputs import describe, diff_key
@@ -23,8 +26,13 @@ MISMATCH_WORDS = ("expected same", "Unmatched output", "torch.cond", "same dtype
 
 
 def clean_refusal(err: ExcInfo) -> bool:
-    """The documented way for Dynamo to refuse an illegal higher-order-op program."""
+    """The documented way for Dynamo to refuse an illegal higher-order-op program, or a limit torch documents
+    for any program (compiled autograd takes no `create_graph=True`): an illegal program minimized down to the
+    limit alone is no crash either."""
     if err.type in DOCUMENTED:
+        return True
+    if any(err.type == kind and re.search(pattern, f"{err.message}\n{err.traceback}")
+           for kind, pattern, _ in DOCUMENTED_LIMITS):
         return True
     if err.type == "TorchRuntimeError":
         text = f"{err.message}\n{err.traceback}"

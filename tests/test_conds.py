@@ -216,6 +216,9 @@ def test_which_torch_runtime_errors_count_as_documented_refusals():
                                  "cond(...): got AssertionError('can only be of (Tensor, int, SymInt)')"))
     assert not clean_refusal(exc("InternalTorchDynamoError", "KeyError: 'proxy'"))
     assert not clean_refusal(exc("AssertionError", ""))
+    # a 2.5.1 repro: its illegal cond reduced away, the documented limit of compiled autograd was filed a crash
+    assert clean_refusal(exc("RuntimeError", "compiled_autograd does not support create_graph"))
+    assert not clean_refusal(exc("RuntimeError", "compiled_autograd does not support retain_grad"))
 
 
 # ---- sizes across the predicate's boundary with dim 0 marked dynamic ----------------------------
