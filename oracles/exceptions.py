@@ -191,6 +191,16 @@ HOP_REFUSAL_WORDS = ("Unsafe side effect", "Mutating a variable", "input mutatio
                      "Forced graph break")  # config.debug_force_graph_break_on_leaf_return inside a branch
 
 
+def documented_limit(err: ExcInfo) -> str | None:
+    """The limit torch documents that `err` is (`DOCUMENTED_LIMITS`), also when Dynamo's fake-tensor run re-raised
+    it as a TorchRuntimeError (`torch.func.grad` under compiled autograd asks for `create_graph=True` there)."""
+    text = f"{err.detail or err.message}\n{err.traceback}"
+    for kind, pattern, reason in DOCUMENTED_LIMITS:
+        if err.type in (kind, "TorchRuntimeError") and re.search(pattern, text):
+            return reason
+    return None
+
+
 def deliberate_refusal(err: ExcInfo, fullgraph: bool, exported: str | None = None) -> str | None:
     """Why `err` is Dynamo correctly refusing a construct the program uses on purpose, or None. Exported
     (`exported`: the export mode), what export documents it cannot take: a deliberate graph break (as under
@@ -210,9 +220,9 @@ def deliberate_refusal(err: ExcInfo, fullgraph: bool, exported: str | None = Non
         return f"refused by aot_compile: {what}"
     if exported == "aot" and err.type == "NotImplementedError" and "aot_compile is absent" in text:
         return "torch.compile(...).aot_compile is absent from this torch"
-    for kind, pattern, reason in DOCUMENTED_LIMITS:
-        if err.type == kind and re.search(pattern, text):
-            return reason
+    limit = documented_limit(err)
+    if limit:
+        return limit
     if err.type == "ConstraintViolationError":
         return "a dimension marked dynamic is specialised (ConstraintViolationError, by design)"
     if err.type == "UncapturedHigherOrderOpError" and any(w in text for w in HOP_REFUSAL_WORDS):

@@ -9,10 +9,8 @@ The generic exception oracle skips these cases so nothing is reported twice.
 """
 from __future__ import annotations
 
-import re
-
 from .checks import diff_check
-from .exceptions import DOCUMENTED_LIMITS
+from .exceptions import documented_limit
 from .grads import is_grad_path
 from .model import ExcInfo, Finding, Observations, finding
 from .outputs import describe, diff_key
@@ -31,8 +29,7 @@ def clean_refusal(err: ExcInfo) -> bool:
     limit alone is no crash either."""
     if err.type in DOCUMENTED:
         return True
-    if any(err.type == kind and re.search(pattern, f"{err.message}\n{err.traceback}")
-           for kind, pattern, _ in DOCUMENTED_LIMITS):
+    if documented_limit(err):
         return True
     if err.type == "TorchRuntimeError":
         text = f"{err.message}\n{err.traceback}"

@@ -219,6 +219,9 @@ def test_which_torch_runtime_errors_count_as_documented_refusals():
     # a 2.5.1 repro: its illegal cond reduced away, the documented limit of compiled autograd was filed a crash
     assert clean_refusal(exc("RuntimeError", "compiled_autograd does not support create_graph"))
     assert not clean_refusal(exc("RuntimeError", "compiled_autograd does not support retain_grad"))
+    # the same limit re-raised by Dynamo's fake-tensor run (torch.func.grad_and_value under compiled autograd)
+    assert clean_refusal(exc("TorchRuntimeError", "Failed running call_function <function _autograd_grad>(...):\n"
+                                                  "compiled_autograd does not support create_graph"))
 
 
 # ---- sizes across the predicate's boundary with dim 0 marked dynamic ----------------------------
