@@ -89,6 +89,6 @@ def metaclass_call(cls: Any) -> types.CodeType | None:
     for klass in type(cls).__mro__:
         if "__call__" in vars(klass):
             fn = vars(klass)["__call__"]
-            user = klass.__module__ not in sys.stdlib_module_names and not klass.__module__.startswith("torch")
+            user = _user_class(klass) and klass.__module__ not in sys.stdlib_module_names
             return fn.__code__ if isinstance(fn, types.FunctionType) and user else None
     return None
