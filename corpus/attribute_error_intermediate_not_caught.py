@@ -1,13 +1,13 @@
-"""[exceptions/crash] call 0: compiler crashed with AttributeError
+"""[exceptions/spurious-exception] call 0: compiled raised AttributeError, eager did not
 
 Minimized by dynfuzz. A missing attribute read on a tensor computed in the frame raises AttributeError out
 of the compiled call instead of entering the `except AttributeError` handler (on a graph input the handler
 runs: pytorch/pytorch#174166 was fixed for that case only). Found by the syntax family (exception-attrs).
 torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed."""
 DYNFUZZ = {'oracle': 'exceptions',
- 'kind': 'crash',
- 'signature': 'c298d13f15b9',
- 'title': '[exceptions/crash] call 0: compiler crashed with AttributeError',
+ 'kind': 'spurious-exception',
+ 'signature': '829eb80fd4cb',
+ 'title': '[exceptions/spurious-exception] call 0: compiled raised AttributeError, eager did not',
  'tags': ['exception-attrs', 'syntax'],
  'torch': '2.13.0+cpu',
  'python': '3.11.7',

@@ -1,4 +1,4 @@
-"""[exceptions/crash] dict-subclass .fromkeys in the frame returns a plain dict: AttributeError
+"""[exceptions/spurious-exception] dict-subclass .fromkeys in the frame returns a plain dict: AttributeError
 
 Found by dynfuzz (classes family, class-builtin-subclass construct, torch 2.13 campaign seed 6) and minimized
 by hand. `MyDict.fromkeys(keys, v)` made inside the compiled frame is built as a plain `dict`, so calling a
@@ -7,9 +7,9 @@ Without the method call the type is silently lost (type(d) is dict under compile
 Upstream: pytorch/pytorch#177650 and #184757 (dict subclass fromkeys in Dynamo).
 torch 2.13.0+cpu, torch.compile(backend="eager"): exits 1 while the bug is present, 0 once fixed."""
 DYNFUZZ = {'oracle': 'exceptions',
- 'kind': 'crash',
- 'signature': '891f953ceb5f',
- 'title': '[exceptions/crash] dict-subclass .fromkeys in the frame returns a plain dict: AttributeError',
+ 'kind': 'spurious-exception',
+ 'signature': '50bf8a2850a2',
+ 'title': '[exceptions/spurious-exception] dict-subclass .fromkeys in the frame returns a plain dict: AttributeError',
  'tags': ['classes', 'class-builtin-subclass'],
  'torch': '2.13.0+cpu',
  'backend': 'eager',

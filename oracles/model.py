@@ -29,6 +29,9 @@ class ExcInfo:
     graph_break: str | None = None
     # the innermost torch frames outside wrappers (a crash's identity), read where the exception was live
     crash_frames: tuple[str, ...] = ()
+    # raised by code outside torch (the program, or Python running it) with only torch's wrappers above it on the
+    # traceback: user code failing on something the compiled frame handed it, never an internal error of torch
+    outside_torch: bool = False
 
     @property
     def qualified(self) -> str:
@@ -111,6 +114,9 @@ class Finding:
     layer: str | None = None  # first layer that diverges (dynamo, aot_eager, inductor), once triangulated
     key_frame: str | None = None  # the innermost torch frame that is not a wrapper (bucket keys of crashes)
     crash_frames: tuple[str, ...] = ()  # its exception's identity frames (ExcInfo.crash_frames)
+    # an exception raised outside torch: its type and the shape of its message, its identity in place of frames
+    # (`AttributeError: 'tuple_iterator' object has no attribute`, oracles/exceptions.py `raised_outside`)
+    raised: str | None = None
 
     @property
     def title(self) -> str:
@@ -143,7 +149,7 @@ def signature(oracle: str, kind: str, key: str, torch_frame: str | None = None) 
 
 def finding(oracle: str, kind: str, message: str, key: str, *, severity: str = "high", call: int | None = None,
             details: tuple[str, ...] = (), torch_frame: str | None = None, key_frame: str | None = None,
-            crash_frames: tuple[str, ...] = ()) -> Finding:
+            crash_frames: tuple[str, ...] = (), raised: str | None = None) -> Finding:
     """Build a Finding whose signature is `(oracle, kind, normalised key, innermost torch frame)`."""
     return Finding(oracle, kind, message, signature(oracle, kind, key, torch_frame), severity, call, details,
-                   torch_frame, key_frame=key_frame or torch_frame, crash_frames=crash_frames)
+                   torch_frame, key_frame=key_frame or torch_frame, crash_frames=crash_frames, raised=raised)

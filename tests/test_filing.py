@@ -517,3 +517,42 @@ def test_a_programs_form_forgets_names_and_keeps_what_the_program_does():
     assert form(base) != form(base.replace("torch.zeros(1", "torch.ones(1"))
     assert form(base) != form(base, dynamo_config_items=(("capture_scalar_outputs", True),))
     assert form("def f(:\n") is None
+
+
+def raised(message):
+    """A finding of an error the program raised under the compiled frame (no frame of torch names it)."""
+    from dynfuzz.oracles.exceptions import raised_outside
+    from dynfuzz.oracles.model import ExcInfo
+
+    shape = raised_outside(ExcInfo("AttributeError", "builtins", message))
+    return finding("exceptions", "spurious-exception", "call 0: compiled raised AttributeError, eager did not",
+                   f"AttributeError {message}", call=0, details=(f"compiled: AttributeError: {message}",),
+                   torch_frame="torch/_dynamo/eval_frame.py:_fn", raised=shape)
+
+
+def test_an_error_the_program_raised_is_joined_by_its_message_s_shape_once_triage_bound_it(tmp_path):
+    """Note [An error the program raised is not torch's]: its cheap key is the shape of its message, not the
+    program's surface, and once triage keyed one by exactly that shape, a later one of the same shape (another
+    attribute of the same wrong object, another program) joins its bucket with no job; another shape is triaged."""
+    first, second, third = draw_case(0), draw_case(1), draw_case(2)
+    a = raised("'tuple_iterator' object has no attribute 'close'")
+    b = raised("'tuple_iterator' object has no attribute 'send'")
+    other = raised("'int' object has no attribute 'device'")
+    assert cheap_explanation(first, a).key == cheap_explanation(second, b).key != cheap_explanation(third, other).key
+    assert "program raising AttributeError: 'tuple_iterator' object has no attribute" in cheap_explanation(first, a).key
+
+    def answer(case, f):
+        explanation = dataclasses.replace(cheap_explanation(case, f), ablated=True, mechanism=f.raised)
+        return Triaged(case, f, explanation, "print('minimized')\n", "reproduces", 0.1)
+
+    ledger = ledger_with(tmp_path, {ident_of(first, a): answer})
+    ledger.record(first, a)
+    for ident, status, payload in ledger.triage.poll():
+        ledger.apply_triage(ident, status, payload)
+    jobs = len(ledger.triage.order)
+    ledger.record(second, b)
+    ledger.record(third, other)
+    queued = [ident for _, ident in ledger.triage.order[jobs:]]
+    assert ident_of(second, b) not in queued and ident_of(third, other) in queued
+    joined = ledger.unique[ident_of(second, b)]
+    assert joined.verdict == "joined" and joined.bucket == answer(first, a).explanation.key

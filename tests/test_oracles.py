@@ -149,3 +149,33 @@ def test_signature_ignores_tensor_shapes_in_messages():
     a = signature("grads", "backward-crash", message.format("[2, 3]", 1))
     b = signature("grads", "backward-crash", message.format("[4]", 2))
     assert a == b
+
+
+def test_an_error_the_program_raised_is_a_spurious_exception_named_by_its_message_s_shape():
+    """Note [An error the program raised is not torch's]: the compiled frame handed the program a wrong object and
+    the program's own line failed on it. That is no internal error of Dynamo (the class was `crash`, "the compiler
+    raised an internal error"), and its identity is the shape of the message: the wrong object's Python type, not
+    the attribute asked for, a key or anything the program named."""
+    from dynfuzz.oracles.exceptions import _compiled_only, category, raised_outside
+    from dynfuzz.oracles.model import ExcInfo
+
+    def err(type_, message, outside=True):
+        return ExcInfo(type_, "builtins", message, torch_frame="torch/_dynamo/eval_frame.py:_fn",
+                       key_frame="torch/_dynamo/eval_frame.py:_fn", outside_torch=outside)
+
+    close = err("AttributeError", "'tuple_iterator' object has no attribute 'close'")
+    send = err("AttributeError", "'tuple_iterator' object has no attribute 'send'")
+    device = err("AttributeError", "'int' object has no attribute 'device'")
+    assert category(close) == "python" and category(err("AttributeError", "x", outside=False)) == "crash"
+    found = _compiled_only(close, 0, fullgraph=False)
+    assert found.kind == "spurious-exception"
+    assert found.raised == raised_outside(send) == "AttributeError: 'tuple_iterator' object has no attribute"
+    assert raised_outside(device) == "AttributeError: 'int' object has no attribute"
+    assert raised_outside(err("AttributeError", "'Kid0' object has no attribute 'k'")) == \
+        "AttributeError: '?' object has no attribute"  # a class of the program's is not named
+    assert raised_outside(err("KeyError", "'la0'")) == raised_outside(err("KeyError", "'lb0'")) == "KeyError"
+    assert raised_outside(err("IndexError", "pop from empty bytearray")) == "IndexError: pop from empty bytearray"
+    assert raised_outside(err("ValueError", "4 is not in deque")) == "ValueError: N is not in deque"
+    assert raised_outside(err("TypeError", "inner0() takes 1 positional argument but 2 were given")) == \
+        "TypeError: ?() takes N positional argument but N were given"
+    assert _compiled_only(err("AttributeError", "x", outside=False), 0, fullgraph=False).raised is None

@@ -323,7 +323,7 @@ class Ledger:
         if twin is not None:  # minimized to a program filed already: one fault (triage/program_form.py)
             explanation = twin.explanation
         key = explanation.key
-        cheap = cheap_explanation(case, f) if f.crash_frames else None  # only a crash can bind its identity
+        cheap = cheap_explanation(case, f) if f.crash_frames or f.raised else None  # only a crash binds an identity
         if self._known(explanation):
             if not suspect:
                 self.filer.remove(u)

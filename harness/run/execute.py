@@ -26,7 +26,7 @@ from dynfuzz.errors import InvalidCase, SnapshotError
 from dynfuzz.oracles.model import CallRecord, ExcInfo, Observation
 from dynfuzz.oracles.snapshot import take, take_tracked
 from dynfuzz.run.compilers import Compiler, compile_with_config
-from dynfuzz.run.torch_frames import crash_frames, key_frame, torch_frames
+from dynfuzz.run.torch_frames import crash_frames, key_frame, raised_outside_torch, torch_frames
 
 PROGRAM_MODULE = "dynfuzz_program"
 PLAN_NAMES = {"inputs", "between", "CALLS", "COMPILE_OPTIONS", "DYNAMO_CONFIG", "ENTRY", "DYNFUZZ"}
@@ -85,7 +85,8 @@ def exc_info(e: BaseException) -> ExcInfo:
     tb = "".join(traceback.format_exception(type(e), e, e.__traceback__, limit=-8))[-4000:]
     gb_type = getattr(e, "gb_type", None)
     return ExcInfo(type(e).__qualname__, type(e).__module__, message, tuple(causes), gb_type, torch_frame, tb,
-                   str(e)[:2000], key_frame(e), _graph_break(e, gb_type, str(e)), crash_frames(e))
+                   str(e)[:2000], key_frame(e), _graph_break(e, gb_type, str(e)), crash_frames(e),
+                   raised_outside_torch(e))
 
 
 def _graph_break(e: BaseException, gb_type: str | None, message: str) -> str | None:

@@ -60,6 +60,7 @@ GENERIC_FRAMES = frozenset({
     "torch/_dynamo/convert_frame.py:run_tracer",
     "torch/_dynamo/bytecode_transformation.py:transform_code_object",
     "torch/_utils_internal.py:wrapper_function",
+    "torch/_dynamo/eval_frame.py:inner",  # torch._dynamo.export's entry point: how a crash surfaced, not where
     "torch/_ops.py:__call__",
     "torch/_ops.py:_op_dk",
     "torch/_subclasses/fake_tensor.py:__torch_dispatch__",
@@ -126,3 +127,15 @@ def crash_frames(e: BaseException, n: int = FRAMES) -> tuple[str, ...]:
     return ()
 
 
+
+
+def raised_outside_torch(e: BaseException) -> bool:
+    """`e` was raised by code outside torch (the program, or Python running it: a builtin's error has no frame of
+    its own) while the only torch frames above it pass calls on (`WRAPPER_FRAMES`: the compiled frame's `_fn`), and
+    it wraps nothing: the program failed on a value the compiled frame handed it."""
+    if e.__cause__ is not None:
+        return False
+    tb = traceback.extract_tb(e.__traceback__)
+    if not tb or "/torch/" in tb[-1].filename.replace(os.sep, "/"):
+        return False
+    return all(frame in WRAPPER_FRAMES for frame in torch_frames(e))

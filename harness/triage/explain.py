@@ -128,7 +128,7 @@ class Explanation:
         line = f"{self.mechanism or self.construct}: {CLASSES[self.cls]}"
         if self.perturbation:
             line += f", once the call plan's change between calls ({self.perturbation}) has run"
-        if self.error:
+        if self.error and self.error != self.mechanism:
             line += f" ({self.error})"
         return line
 
@@ -177,6 +177,9 @@ _FATAL_SETTINGS = ("fullgraph=", "export=")
 
 
 CRASH_CONSTRUCT = "torch"  # a cheap crash key names its frames, not a construct (see `cheap_explanation`)
+# ...or, for an exception the program raised on what the compiled frame handed it, the shape of its message
+# (Note [An error the program raised is not torch's] in oracles/exceptions.py)
+PROGRAM_CONSTRUCT = "program"
 
 
 def cheap_explanation(case: Case, finding: Finding) -> Explanation:
@@ -198,6 +201,9 @@ def cheap_explanation(case: Case, finding: Finding) -> Explanation:
             and not recursion:
         named = f"{error.split(' ', 1)[0]} in {' < '.join(frames)}"
         return Explanation(finding.oracle, cls, CRASH_CONSTRUCT, None, named, finding.layer, constructs=names)
+    raised = getattr(finding, "raised", None)
+    if raised and tier_of(cls) == "crash":
+        return Explanation(finding.oracle, cls, PROGRAM_CONSTRUCT, None, raised, finding.layer, constructs=names)
     construct, perturbation = _choose(finding, cls, constructs, set(), set())
     return Explanation(finding.oracle, cls, construct, perturbation, error, finding.layer, constructs=names)
 
@@ -313,6 +319,9 @@ def _mechanism(finding: Finding, cls: str, observed, perturbation: str | None, p
     from dynfuzz.triage import identity
 
     tier = tier_of(cls)
+    raised = getattr(finding, "raised", None)
+    if tier == "crash" and raised:  # Note [An error the program raised is not torch's]
+        return raised
     if tier == "crash":
         error_type = error.split(" ", 1)[0] if error else None
         frames = identity.crash_identity(observed, error_type) if observed is not None else ()
