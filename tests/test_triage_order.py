@@ -39,9 +39,11 @@ def _served(jobs: list[tuple[str, Finding, int, float]]) -> list[str]:
     return [ident for ident, _ in started]
 
 
-def test_miscompiles_are_triaged_before_crashes_and_refusals_last_newest_first_within_a_rank():
+def test_every_bug_bucket_s_first_job_before_any_suspect_miscompiles_first_refusals_last_newest_first():
     """On 2.13 a 500-case run minimized 5 refusal buckets and left 9 of its 10 bug buckets unminimized: jobs were
-    served first come first served within "new cheap key", whatever their tier."""
+    served first come first served within "new cheap key", whatever their tier. On 2.5.1, with the tier ahead of
+    new-or-suspect, a crash found at 5 s waited behind 132 miscompile jobs, most of them suspects, and its bucket
+    ended unminimized."""
     order = _served([
         ("refusal new", REFUSAL, NEW, 1.0),
         ("crash new", CRASH, NEW, 2.0),
@@ -52,7 +54,7 @@ def test_miscompiles_are_triaged_before_crashes_and_refusals_last_newest_first_w
         ("miscompile new, newer", MISCOMPILE, NEW, 7.0),
         ("crash suspect", CRASH, SUSPECT, 8.0),
     ])
-    assert order == ["miscompile new, newer", "miscompile new, older", "miscompile suspect", "crash new",
+    assert order == ["miscompile new, newer", "miscompile new, older", "crash new", "miscompile suspect",
                      "crash suspect", "localize miscompile", "refusal new", "refusal suspect"]
 
 
@@ -72,8 +74,9 @@ def test_jobs_without_a_stamp_are_ordered_by_when_they_were_submitted():
 
 
 def test_a_job_of_unknown_finding_ranks_last_and_the_rank_follows_the_tier():
-    assert job_rank(NEW, MISCOMPILE) < job_rank(SUSPECT, MISCOMPILE) < job_rank(NEW, CRASH) \
-        < job_rank(LOCALIZE, CRASH) < job_rank(NEW, REFUSAL) < job_rank(NEW, None)
+    assert job_rank(NEW, MISCOMPILE) < job_rank(NEW, CRASH) < job_rank(SUSPECT, MISCOMPILE) \
+        < job_rank(SUSPECT, CRASH) < job_rank(LOCALIZE, CRASH) < job_rank(NEW, REFUSAL) < job_rank(SUSPECT, REFUSAL) \
+        < job_rank(NEW, None)
 
 
 def test_the_queue_on_disk_loads_in_the_order_the_pool_serves(tmp_path):
@@ -89,7 +92,7 @@ def test_the_queue_on_disk_loads_in_the_order_the_pool_serves(tmp_path):
     path.write_bytes(pickle.dumps(unstamped))
     os.utime(path, (1.0, 1.0))  # written long ago
     assert [j.ident for j in pending.load()] == ["new miscompile", "old miscompile", "unstamped miscompile",
-                                                 "suspect", "crash", "refusal"]
+                                                 "crash", "suspect", "refusal"]
 
 
 def test_drain_grace_gives_a_run_that_ended_by_cases_what_is_left_of_its_budget():

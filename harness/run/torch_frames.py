@@ -127,8 +127,6 @@ def crash_frames(e: BaseException, n: int = FRAMES) -> tuple[str, ...]:
     return ()
 
 
-
-
 def raised_outside_torch(e: BaseException) -> bool:
     """`e` was raised by code outside torch (the program, or Python running it: a builtin's error has no frame of
     its own) while the only torch frames above it pass calls on (`WRAPPER_FRAMES`: the compiled frame's `_fn`), and
