@@ -44,19 +44,72 @@ def compiled_only(tree: ast.AST) -> set[str]:
 
 
 def uninitialized_reads(tree: ast.AST) -> set[str]:
-    """The statements (names masked) that use a tensor made by `empty`, `empty_like`, `new_empty`... other than
-    through its metadata (`torch.empty_like(t).dim()` reads none of its values). A candidate may keep the ones the
-    drawn program has and add none: a 2.5.1 repro reduced `torch.empty_like(t0).dim()` to a returned
-    `torch.empty_like(a)`, and filed the allocator's garbage as a wrong value."""
+    """The statements (names masked) that read a tensor made by `empty`, `empty_like`, `new_empty`... other than
+    through its metadata (`torch.empty_like(t).dim()` reads none of its values), directly or through a name bound
+    to it before anything wrote it (`out=o`, an in-place method `o.copy_(...)`). A candidate may keep the ones the
+    drawn program has and add none. On 2.5.1 one repro reduced `torch.empty_like(t0).dim()` to a returned
+    `torch.empty_like(a)`; another kept `o = torch.empty_like(a)` and dropped the `torch.neg(a, out=o)` that filled
+    it: both filed the allocator's garbage as a wrong value."""
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     found = set()
     for n in ast.walk(tree):
-        if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _UNINITIALIZED):
+        if not _uninitialized_call(n) or _metadata_read(n, parents):
             continue
-        if isinstance(parents.get(n), ast.Attribute) and parents[n].attr in _METADATA:
-            continue
-        stmt = n
-        while stmt in parents and not isinstance(stmt, ast.stmt):
-            stmt = parents[stmt]
-        found.add(_masked(stmt))
+        stmt = _statement(n, parents)
+        if not (isinstance(stmt, ast.Assign) and stmt.value is n and _single_name(stmt) is not None):
+            found.add(_masked(stmt))
+    for body in _bodies(tree):
+        fresh: set[str] = set()
+        for stmt in body:
+            written = {name for name in fresh if _writes(stmt, name)}
+            for m in ast.walk(stmt):
+                if isinstance(m, ast.Name) and isinstance(m.ctx, ast.Load) and m.id in fresh - written \
+                        and not _metadata_read(m, parents):
+                    found.add(_masked(stmt))
+            fresh -= written
+            name = _single_name(stmt) if isinstance(stmt, ast.Assign) else None
+            if name is not None:
+                fresh.discard(name)
+                if _uninitialized_call(stmt.value):
+                    fresh.add(name)
     return found
+
+
+def _uninitialized_call(n: ast.AST) -> bool:
+    return isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _UNINITIALIZED
+
+
+def _metadata_read(n: ast.AST, parents: dict) -> bool:
+    return isinstance(parents.get(n), ast.Attribute) and parents[n].attr in _METADATA
+
+
+def _statement(n: ast.AST, parents: dict) -> ast.AST:
+    while n in parents and not isinstance(n, ast.stmt):
+        n = parents[n]
+    return n
+
+
+def _single_name(stmt: ast.Assign) -> str | None:
+    targets = stmt.targets
+    return targets[0].id if len(targets) == 1 and isinstance(targets[0], ast.Name) else None
+
+
+def _bodies(tree: ast.AST) -> list[list[ast.stmt]]:
+    """Every statement list of the program (module, function and block bodies), each read in order."""
+    return [getattr(n, field) for n in ast.walk(tree) for field in ("body", "orelse", "finalbody")
+            if isinstance(getattr(n, field, None), list) and getattr(n, field)
+            and isinstance(getattr(n, field)[0], ast.stmt)]
+
+
+def _writes(stmt: ast.stmt, name: str) -> bool:
+    """`stmt` fills the tensor `name` holds: passed as `out=`, or the receiver of an in-place method."""
+    for m in ast.walk(stmt):
+        if not isinstance(m, ast.Call):
+            continue
+        if any(k.arg == "out" and isinstance(k.value, ast.Name) and k.value.id == name for k in m.keywords):
+            return True
+        f = m.func
+        if isinstance(f, ast.Attribute) and f.attr.endswith("_") and not f.attr.startswith("_") \
+                and isinstance(f.value, ast.Name) and f.value.id == name:
+            return True
+    return False
