@@ -328,6 +328,17 @@ def triaged_crash(frames=FRAMES, verdict="reproduces"):
     return answer
 
 
+def triaged_then_found(ledger, leader, *later):
+    """Record the `(case, finding)` leader and apply its triage, then record the later ones: the jobs they queued."""
+    ledger.record(*leader)
+    for ident, status, payload in ledger.triage.poll():
+        ledger.apply_triage(ident, status, payload)
+    jobs = len(ledger.triage.order)
+    for case, f in later:
+        ledger.record(case, f)
+    return [ident for _, ident in ledger.triage.order[jobs:]]
+
+
 @pytest.mark.parametrize("how", ["bucket", "known", "moved", "flaky"])
 def test_a_crash_triage_named_by_its_own_frames_files_later_findings_of_those_frames_untriaged(tmp_path, how):
     """Note [A crash's identity is cheap]: once a crash's triage keyed it by exactly the frames its finding
@@ -341,13 +352,7 @@ def test_a_crash_triage_named_by_its_own_frames_files_later_findings_of_those_fr
              "moved": triaged_crash(frames=("torch/_dynamo/variables/lists.py:call_method",) + FRAMES[1:])}[how]
     known_key = named(first, a).explanation.key
     ledger = ledger_with(tmp_path, {ident_of(first, a): named}, known=[known_key] if how == "known" else ())
-    ledger.record(first, a)
-    for ident, status, payload in ledger.triage.poll():
-        ledger.apply_triage(ident, status, payload)
-    jobs = len(ledger.triage.order)
-    ledger.record(second, b)
-    ledger.record(third, other)
-    queued = [ident for _, ident in ledger.triage.order[jobs:]]
+    queued = triaged_then_found(ledger, (first, a), (second, b), (third, other))
     assert ident_of(third, other) in queued, "a crash of other frames is triaged"
     if how == "bucket":
         assert ident_of(second, b) not in queued
@@ -546,13 +551,7 @@ def test_an_error_the_program_raised_is_joined_by_its_message_s_shape_once_triag
         return Triaged(case, f, explanation, "print('minimized')\n", "reproduces", 0.1)
 
     ledger = ledger_with(tmp_path, {ident_of(first, a): answer})
-    ledger.record(first, a)
-    for ident, status, payload in ledger.triage.poll():
-        ledger.apply_triage(ident, status, payload)
-    jobs = len(ledger.triage.order)
-    ledger.record(second, b)
-    ledger.record(third, other)
-    queued = [ident for _, ident in ledger.triage.order[jobs:]]
+    queued = triaged_then_found(ledger, (first, a), (second, b), (third, other))
     assert ident_of(second, b) not in queued and ident_of(third, other) in queued
     joined = ledger.unique[ident_of(second, b)]
     assert joined.verdict == "joined" and joined.bucket == answer(first, a).explanation.key
