@@ -305,3 +305,20 @@ def test_a_cond_program_that_needs_its_plain_if_rendering_is_reduced_with_it(mon
     assert m.case.eager_source is not None and "torch.cond(" in m.case.source
     assert "tanh" not in m.case.source and "w = " not in m.case.source, m.case.source
     assert m.case.eager_source == cond_as_if(m.case.source)
+
+
+def test_a_difference_torch_documents_is_no_miscompile_of_an_illegal_program_either():
+    """Dynamo marks the parameters and buffers of the modules it traces with `_dynamo_static_input_type`; the
+    outputs and effects oracles excuse that one attribute (oracles/policy.py), and a 2.5.1 run filed it through
+    the illegal-program oracle, which did not ask the policy, as an illegal program accepted."""
+    def mark(out, fn):
+        out._dynamo_static_input_type = "unguarded"
+        return out
+
+    assert _kinds(_judge_accepting(mark)) == []
+
+    def other(out, fn):
+        out.some_attribute = 1
+        return out
+
+    assert _kinds(_judge_accepting(other)) == [("illegal", "miscompile")]
