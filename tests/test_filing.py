@@ -28,7 +28,7 @@ class FakeQueue:
 
     def __init__(self, answers=None):
         self.answers, self.jobs, self.ready, self.order = answers or {}, [], [], []
-        self.job_seconds, self.recycled = [], 0
+        self.job_seconds, self.recycled, self.metas = [], 0, {}
 
     def __len__(self):
         return len(self.jobs)
@@ -38,6 +38,7 @@ class FakeQueue:
 
         self.jobs.append(ident)
         self.order.append((priority, ident))
+        self.metas[ident] = dict(meta or {})
         if ident in self.answers:
             self.ready.append((ident, "done", self.answers[ident](case, finding)))
         elif ident.startswith("localize "):  # no clear suspect: the key stays as triage named it
@@ -138,6 +139,24 @@ def test_a_second_program_kind_of_a_filed_signature_waits_for_its_own_triage(tmp
         assert ledger.unique[suspect].bucket != first_bucket
         assert ledger.filer.buckets[ledger.unique[suspect].bucket].status == "unminimized"
         assert [j.ident for j in ledger.pending.load()] == [ident_of(first, SYMPTOM), suspect]
+
+
+def test_the_first_suspect_of_a_cheap_key_no_bucket_has_is_flagged_to_rank_with_new_keys(tmp_path):
+    """A suspect only because its signature was seen is a bucket waiting for its key (the campaign's end files it
+    unminimized): the first of its cheap key ranks with the new keys; a second suspect of that key, and a suspect
+    of a filed cheap key, do not."""
+    from dynfuzz.triage.pending import NEW_KEY
+
+    first, second, third = draw_case(0), draw_case(1), draw_case(2)
+    assert len({cheap_explanation(case, SYMPTOM).key for case in (first, second, third)}) == 3
+    ledger = ledger_with(tmp_path)
+    for case, f in ((first, SYMPTOM), (third, OTHER), (second, SYMPTOM), (second, OTHER), (first, OTHER)):
+        ledger.record(case, f)
+    metas = ledger.triage.metas
+    assert [p for p, _ in ledger.triage.order] == [NEW, NEW, SUSPECT, SUSPECT, SUSPECT]
+    assert metas[ident_of(second, SYMPTOM)].get(NEW_KEY) is True
+    assert NEW_KEY not in metas[ident_of(second, OTHER)], "the second suspect of that key"
+    assert NEW_KEY not in metas[ident_of(first, OTHER)], "a suspect of a filed cheap key"
 
 
 def test_a_new_signature_with_a_filed_cheap_key_is_triaged_before_it_joins_that_bucket(tmp_path):

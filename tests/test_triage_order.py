@@ -11,7 +11,7 @@ from dynfuzz.generators.case import Case
 from dynfuzz.oracles import Finding
 from dynfuzz.oracles.model import finding
 from dynfuzz.run.compilers import CompileSpec
-from dynfuzz.triage.pending import LOCALIZE, NEW, QUEUED, SUSPECT, Job, PendingJobs, job_rank
+from dynfuzz.triage.pending import LOCALIZE, NEW, NEW_KEY, QUEUED, SUSPECT, Job, PendingJobs, job_rank
 
 CASE = Case(source="def f(x):\n    return x\n")
 MISCOMPILE = finding("outputs", "miscompile", "out[0] values differ", "out[0] values differ")
@@ -19,9 +19,9 @@ CRASH = finding("exceptions", "crash", "compiled: IndexError", "IndexError")
 REFUSAL = finding("exceptions", "unsupported", "compiled: Unsupported", "Unsupported")
 
 
-def _served(jobs: list[tuple[str, Finding, int, float]]) -> list[str]:
-    """Submit `(ident, finding, priority, queued)` jobs to a one-lane pool whose lane is busy, then free the
-    lane again and again: the order the jobs are started in."""
+def _served(jobs: list[tuple[str, Finding, int, float]], new_keys: tuple[str, ...] = ()) -> list[str]:
+    """Submit `(ident, finding, priority, queued)` jobs (those named in `new_keys` flagged `NEW_KEY`) to a
+    one-lane pool whose lane is busy, then free the lane again and again: the order the jobs are started in."""
     from dynfuzz.triage.queue import TriagePool
 
     pool = TriagePool(CompileSpec(), budget=1.0, lanes=1)
@@ -30,12 +30,14 @@ def _served(jobs: list[tuple[str, Finding, int, float]]) -> list[str]:
     lane.start = lambda ident, case, f, meta: started.append((ident, meta)) or setattr(lane, "current", (ident, 0))
     lane.current = ("busy", 0.0)
     for ident, f, priority, queued in jobs:
-        pool.submit(ident, CASE, f, {"bucket_cheap": ident, QUEUED: queued}, priority)
+        pool.submit(ident, CASE, f, {"bucket_cheap": ident, QUEUED: queued, **({NEW_KEY: True} if ident in new_keys
+                                                                                 else {})}, priority)
     for _ in jobs:
         lane.current = None
         pool._feed()
-    assert all(QUEUED not in meta and meta["bucket_cheap"] == ident for ident, meta in started), \
-        "the queue stamp is the pool's, never the triage worker's (it would enter the repro's metadata)"
+    assert all(QUEUED not in meta and NEW_KEY not in meta and meta["bucket_cheap"] == ident
+               for ident, meta in started), \
+        "the stamp and the rank flag are the pool's, never the triage worker's (they would enter the repro)"
     return [ident for ident, _ in started]
 
 
@@ -58,6 +60,22 @@ def test_every_bug_bucket_s_first_job_before_any_suspect_miscompiles_first_refus
                      "crash suspect", "localize miscompile", "refusal new", "refusal suspect"]
 
 
+def test_a_suspect_of_a_cheap_key_no_bucket_has_ranks_after_new_keys_before_other_suspects_even_when_oldest():
+    """On 2.5.1, 7 of the 8 bug buckets a run left unminimized were wrong values that came as suspects in its first
+    8 s (only the outputs oracle's signature was seen): the oldest suspects, never reached, filed at the end as
+    buckets of their own."""
+    order = _served([
+        ("miscompile suspect of a new key", MISCOMPILE, SUSPECT, 1.0),
+        ("crash suspect of a new key", CRASH, SUSPECT, 2.0),
+        ("miscompile suspect", MISCOMPILE, SUSPECT, 3.0),
+        ("crash new", CRASH, NEW, 4.0),
+        ("refusal suspect of a new key", REFUSAL, SUSPECT, 5.0),
+        ("miscompile new", MISCOMPILE, NEW, 6.0),
+    ], new_keys=("miscompile suspect of a new key", "crash suspect of a new key", "refusal suspect of a new key"))
+    assert order == ["miscompile new", "crash new", "miscompile suspect of a new key", "crash suspect of a new key",
+                     "miscompile suspect", "refusal suspect of a new key"]
+
+
 def test_jobs_without_a_stamp_are_ordered_by_when_they_were_submitted():
     from dynfuzz.triage.queue import TriagePool
 
@@ -74,7 +92,9 @@ def test_jobs_without_a_stamp_are_ordered_by_when_they_were_submitted():
 
 
 def test_a_job_of_unknown_finding_ranks_last_and_the_rank_follows_the_tier():
-    assert job_rank(NEW, MISCOMPILE) < job_rank(NEW, CRASH) < job_rank(SUSPECT, MISCOMPILE) \
+    flagged = {NEW_KEY: True}
+    assert job_rank(NEW, MISCOMPILE) < job_rank(NEW, CRASH) < job_rank(SUSPECT, MISCOMPILE, flagged) \
+        < job_rank(SUSPECT, CRASH, flagged) < job_rank(SUSPECT, MISCOMPILE) \
         < job_rank(SUSPECT, CRASH) < job_rank(LOCALIZE, CRASH) < job_rank(NEW, REFUSAL) < job_rank(SUSPECT, REFUSAL) \
         < job_rank(NEW, None)
 

@@ -34,7 +34,7 @@ from dynfuzz.run.multi_backend import spec_for
 from dynfuzz.triage.explain import Explanation, cheap_explanation, filed
 from dynfuzz.triage.filing import BucketFiler
 from dynfuzz.triage.localize import wants_localization
-from dynfuzz.triage.pending import LOCALIZE, NEW, SUSPECT, Job, PendingJobs, identity
+from dynfuzz.triage.pending import LOCALIZE, NEW, NEW_KEY, SUSPECT, Job, PendingJobs, identity
 from dynfuzz.triage.repro import metadata_for, render_repro, torch_version
 
 if TYPE_CHECKING:
@@ -75,6 +75,7 @@ class Ledger:
         self.known_by_identity: dict[str, str] = {}  # identity() of findings keyed as known issues -> key
         self.first_of_signature: dict[str, str] = {}  # signature -> identity of its first finding filed or known
         self.cheap_keys_seen: set[str] = set()  # cheap keys filed so far (their buckets may have been re-keyed)
+        self.suspect_keys: set[str] = set()  # cheap keys of the suspects queued so far
         self.features: Counter[str] = Counter()
         self.by_oracle: Counter[str] = Counter()
         self.by_kind: Counter[str] = Counter()
@@ -179,7 +180,10 @@ class Ledger:
         if triage and (f.signature in self.first_of_signature or cheap.key in self.cheap_keys_seen
                        or crash in self.crash_joins.leaders):
             self.suspects[ident] = u
-            self._queue(ident, case, f, SUSPECT, cheap.key, crash)
+            new_key = cheap.key not in self.cheap_keys_seen and crash not in self.crash_joins.leaders \
+                and cheap.key not in self.suspect_keys
+            self.suspect_keys.add(cheap.key)
+            self._queue(ident, case, f, SUSPECT, cheap.key, crash, new_key)
             return [u]
         if not self._file(case, u, ident, cheap):
             return []
@@ -261,9 +265,10 @@ class Ledger:
         return True
 
     def _queue(self, ident: str, case: Case, f: Finding, priority: int, cheap_key: str,
-               crash: str | None = None) -> None:
-        """Write the job to `queue/`; hand it to the lanes unless it follows a crash of its identity in triage."""
-        job = Job(ident, case, f, priority, {"bucket_cheap": cheap_key})
+               crash: str | None = None, new_key: bool = False) -> None:
+        """Write the job to `queue/`; hand it to the lanes unless it follows a crash of its identity in triage.
+        `new_key`: a suspect that is the first of a cheap key no bucket has (Note [Which finding is triaged first])."""
+        job = Job(ident, case, f, priority, {"bucket_cheap": cheap_key, **({NEW_KEY: True} if new_key else {})})
         spec = spec_for(self.config.spec, f.layer)
         self.pending.save(job, render_repro(case, f, spec, metadata_for(case, f, spec, cheap_key=cheap_key)))
         if not self.crash_joins.lead_or_follow(crash, ident, priority, job.meta):

@@ -26,12 +26,16 @@ from dynfuzz.triage.buckets import divergence_class, tier_of
 # then the localization of an explained bucket (it only refines a key).
 NEW, SUSPECT, LOCALIZE = 0, 1, 2
 PRIORITY_NAMES = {NEW: "new cheap key", SUSPECT: "suspect", LOCALIZE: "localization"}
+NEW_KEY = "new_key"  # a suspect's `meta` flag: the first suspect of a cheap key no bucket has
 
 # Note [Which finding is triaged first]
 # A campaign on a torch with many faults finds more than its triage lanes get through, so the order decides which
 # buckets end up minimized. The bug tiers come first, and among them every new cheap key (a bucket nothing
 # minimized yet) before any suspect (most are a filed bug reached again): miscompiles' new keys, crashes' new keys,
-# miscompiles' suspects, crashes' suspects. Then the localization of explained miscompiles (it refines a key that
+# miscompiles' suspects, crashes' suspects. A suspect that is the first of a cheap key no bucket has (only its
+# signature matched an earlier finding's: the outputs oracle's signature is generic) ranks between the two: if it
+# is never reached, the campaign's end files it as a bucket of its own, unminimized, whereas a suspect of a filed
+# key only waits for its own triage. Then the localization of explained miscompiles (it refines a key that
 # is already explained), then refusals, extra recompiles and dynfuzz's own, by tier, a new key before a suspect.
 # Within a rank the newest job goes first: the common faults are found early and again and again, so a job that
 # has waited long is more often another way into a fault a later job of the same rank explains anyway, while the
@@ -41,7 +45,9 @@ PRIORITY_NAMES = {NEW: "new cheap key", SUSPECT: "suspect", LOCALIZE: "localizat
 # On 2.13 a 500-case run ended with 9 of its 10 bug buckets unminimized while 5 refusal buckets were minimized,
 # because jobs were served first come first served within NEW. On 2.5.1, with the tier ahead of new-or-suspect,
 # a 20-minute run triaged 132 miscompile jobs, most of them suspects, while a crash found at 5 s waited: 14 of
-# its 24 crash jobs ran after the budget, in the drain, and two crash buckets ended unminimized.
+# its 24 crash jobs ran after the budget, in the drain, and two crash buckets ended unminimized. With new keys
+# first, 7 of the 8 bug buckets a 2.5.1 run left unminimized were wrong values whose findings came as suspects in
+# the first 8 s only because the outputs oracle's signature was seen: the oldest jobs of the suspects' rank.
 _RANKED_TIERS = ("miscompile", "crash", "localization", "refusal", "performance", "dynfuzz")
 _BUG_TIERS = ("miscompile", "crash")
 QUEUED = "queued"  # the `meta` entry holding when a job was queued (time.time()), for newest-first within a rank
@@ -52,21 +58,21 @@ def identity(signature: str, cheap_key: str) -> str:
     return f"{signature} {cheap_key}"
 
 
-def job_rank(priority: int, finding: Finding | None) -> tuple[int, int, int]:
+def job_rank(priority: int, finding: Finding | None, meta: dict[str, Any] | None = None) -> tuple[int, int, int]:
     """The sort key of a waiting job, most urgent first (see Note [Which finding is triaged first]): the bug tiers'
-    new keys (0), their suspects (1), then the rest by tier (2)."""
+    new keys (0), their suspects of a key no bucket has (1), their other suspects (2), then the rest by tier (3)."""
     if priority == LOCALIZE:
-        return 2, _RANKED_TIERS.index("localization"), 0
+        return 3, _RANKED_TIERS.index("localization"), 0
     tier = tier_of(divergence_class(finding)) if finding is not None else "dynfuzz"
     index = _RANKED_TIERS.index(tier if tier in _RANKED_TIERS else "dynfuzz")
     if tier in _BUG_TIERS:
-        return (0 if priority == NEW else 1), index, priority
-    return 2, index, priority
+        return (0 if priority == NEW else 1 if (meta or {}).get(NEW_KEY) else 2), index, priority
+    return 3, index, priority
 
 
 def ranks_a_bug(rank: tuple) -> bool:
     """Whether a `job_rank` sort key is a miscompile's or a crash's (the tiers that count as bugs)."""
-    return rank[0] < 2
+    return rank[0] < 3
 
 
 @dataclass
@@ -117,7 +123,7 @@ class PendingJobs:
             except (pickle.UnpicklingError, EOFError, AttributeError, ImportError):
                 continue  # a half-written file of a killed campaign: its finding is still in the bucket folders
             jobs.append(job)
-        return sorted(jobs, key=lambda j: (job_rank(j.priority, j.finding), -j.meta[QUEUED]))
+        return sorted(jobs, key=lambda j: (job_rank(j.priority, j.finding, j.meta), -j.meta[QUEUED]))
 
     def __len__(self) -> int:
         return len(list(self.folder.glob("*.pkl"))) if self.folder.is_dir() else 0

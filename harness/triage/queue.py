@@ -26,7 +26,7 @@ from dynfuzz.run.compilers import CompileSpec
 from dynfuzz.run.isolation import RECYCLE_RSS_GROWTH, confine, resident_bytes
 from dynfuzz.run.multi_backend import spec_for
 from dynfuzz.triage.explain import Explanation
-from dynfuzz.triage.pending import QUEUED, job_rank, ranks_a_bug
+from dynfuzz.triage.pending import NEW_KEY, QUEUED, job_rank, ranks_a_bug
 
 GRACE_SECONDS = 180.0  # beyond the budget: explanation and one repro run, before a job counts as hung
 VERIFY_TIMEOUT = 120.0
@@ -285,11 +285,14 @@ class TriagePool:
 
     def submit(self, ident: str, case: Case, finding: Finding, meta: dict[str, Any] | None = None,
                priority: int = 0) -> None:
-        """Queue a job; `meta[QUEUED]` (stamped by `PendingJobs.save`) says how new it is, else now."""
+        """Queue a job; `meta[QUEUED]` (stamped by `PendingJobs.save`) says how new it is, else now. Both it and
+        `meta[NEW_KEY]` only rank the job: neither reaches the triage worker (its meta enters the repro)."""
         self.order += 1
         meta = dict(meta or {})
         queued = float(meta.pop(QUEUED, time.time()))
-        self.waiting.append(((*job_rank(priority, finding), -queued, -self.order), priority,
+        rank = job_rank(priority, finding, meta)
+        meta.pop(NEW_KEY, None)
+        self.waiting.append(((*rank, -queued, -self.order), priority,
                              (ident, case, finding, meta)))
         self.waiting.sort(key=lambda w: w[0])
         self._feed()
