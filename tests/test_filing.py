@@ -159,6 +159,32 @@ def test_the_first_suspect_of_a_cheap_key_no_bucket_has_is_flagged_to_rank_with_
     assert NEW_KEY not in metas[ident_of(first, OTHER)], "a suspect of a filed cheap key"
 
 
+def test_a_suspect_left_waiting_whose_cheap_key_triage_moved_to_an_explained_bucket_gets_no_bucket_of_its_own(
+        tmp_path):
+    """On 2.5.1 all 14 bug buckets a run left unminimized were suspects filed at the end under a cheap key whose
+    first finding triage had already explained under another key: each looked like a fault nothing had looked at.
+    Such a suspect stays waiting (no bucket, its job on disk), as one whose cheap key is a bucket does; a suspect
+    of a cheap key no finding had still gets its own `unminimized` bucket."""
+    cases = [draw_case(i) for i in range(4)]
+    assert len({cheap_explanation(case, SYMPTOM).key for case in cases}) == 4
+    moved, other_key = ident_of(cases[1], SYMPTOM), cheap_explanation(cases[2], OTHER).key
+    ledger = ledger_with(tmp_path, {ident_of(cases[0], SYMPTOM): triaged_as("a cause"), moved: triaged_as("a cause")})
+    for case, f in ((cases[0], SYMPTOM), (cases[2], OTHER), (cases[1], SYMPTOM)):
+        ledger.record(case, f)
+    for ident, status, payload in ledger.triage.poll():
+        ledger.apply_triage(ident, status, payload)
+    assert ledger.unique[moved].bucket == key_of("a cause")
+    waiting, own = ident_of(cases[1], OTHER), ident_of(cases[3], SYMPTOM)
+    ledger.record(cases[1], OTHER)
+    ledger.record(cases[3], SYMPTOM)
+    assert {waiting, own} <= set(ledger.suspects)
+    ledger.settle()
+    assert waiting in ledger.suspects and waiting not in ledger.unique
+    assert set(ledger.filer.buckets) == {key_of("a cause"), other_key, cheap_explanation(cases[3], SYMPTOM).key}
+    assert ledger.filer.buckets[ledger.unique[own].bucket].status == "unminimized"
+    assert {j.ident for j in ledger.pending.load() if not j.ident.startswith("localize ")} >= {waiting, own}
+
+
 def test_a_new_signature_with_a_filed_cheap_key_is_triaged_before_it_joins_that_bucket(tmp_path):
     """Two signatures of one program kind: the second does not go into the first's bucket untriaged, and when the
     first turns out to be a known issue, the second (another cause) is not counted as known with it."""

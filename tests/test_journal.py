@@ -313,13 +313,11 @@ def test_a_release_check_of_a_bucket_still_waiting_for_triage_stays_in_its_views
     from dynfuzz.releases.campaign_folder import write_back
     from dynfuzz.releases.matrix import Cell, Row
     from dynfuzz.releases.repros import Repro
-    from test_filing import OTHER
-
-    out, case = tmp_path / "out", draw_case(0)
+    out, case, other = tmp_path / "out", draw_case(0), draw_case(1)
     campaign = Campaign(CampaignConfig(budget=1, out=out, spec=CompileSpec(), progress=False, minimize_budget=5.0))
     campaign.ledger.triage = campaign.triage = FakeQueue({ident_of(case, SYMPTOM): triaged_as("one cause")})
     campaign.ledger.record(case, SYMPTOM)
-    campaign.ledger.record(case, OTHER)  # the same cheap key: it waits for the first one's triage
+    campaign.ledger.record(other, SYMPTOM)  # the same signature, another cheap key: a suspect
     campaign.triage_drain(0.0)  # the first is explained elsewhere; the second, never triaged, is settled
     campaign.journal.append("stop", stopped_by=None, unfinished=0)
     campaign.write_summary(final=True)
