@@ -123,8 +123,31 @@ def user_type(err: ExcInfo) -> str:
     return err.type
 
 
+# Note [An untyped observed exception raised where eager raised]
+# Before Dynamo kept the exception's type (torch 2.5), a program that raises under fullgraph (`raise ValueError`
+# in its own code, or in torch's Python it inlines: flex_attention's input check) fails compiled with
+# `Unsupported: Observed exception` whose only cause is a bare `ObservedException`: the trace stopped at the raise
+# that eager also reached. Judged by type alone, "eager raised ValueError, compiled raised Unsupported" was filed as
+# a crash. When the raise site the compiled error names (the innermost frame of its "from user code") is a frame
+# of eager's own traceback (line and function: the program's file name differs between the two runs), it is that
+# one failure; a trace that raised somewhere eager never went is still a mismatch.
+_FRAME = re.compile(r'File "[^"]*", line (\d+), in (\S+)')
+
+
+def _raised_where_eager_raised(eager: ExcInfo, compiled: ExcInfo) -> bool:
+    """An untyped observed exception whose raise site is on eager's traceback (Note [An untyped observed
+    exception raised where eager raised])."""
+    _, marker, user_code = compiled.detail.partition("from user code:")
+    if not marker or not raised_in_trace(compiled) or user_type(compiled) != compiled.type:
+        return False
+    sites = _FRAME.findall(user_code)
+    return bool(sites) and sites[-1] in set(_FRAME.findall(eager.traceback))
+
+
 def _same_failure(eager: ExcInfo, compiled: ExcInfo, fullgraph: bool) -> bool:
     if compiled.type == eager.type:
+        return True
+    if fullgraph and _raised_where_eager_raised(eager, compiled):
         return True
     if user_type(compiled) == eager.type:
         return category(compiled) == "wrapped" or fullgraph

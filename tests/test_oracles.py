@@ -123,6 +123,37 @@ def test_wrapped_and_observed_exceptions_unwrap_to_the_user_type():
     assert category(ExcInfo("AssertionError", "builtins", "")) == "python"
 
 
+def test_an_untyped_observed_exception_is_the_eager_failure_only_when_raised_where_eager_raised():
+    """Note [An untyped observed exception raised where eager raised]: on torch 2.5.1, flex_attention's input check
+    raising ValueError under fullgraph came back as `Unsupported: Observed exception` (cause: a bare
+    ObservedException) and was filed as a crash; a trace that raised at a site eager never reached stays one."""
+    import dataclasses
+
+    from dynfuzz.oracles.exceptions import exceptions
+    from dynfuzz.oracles.model import CallRecord, Observation, Observations
+
+    check = 'File "/torch/nn/attention/_utils.py", line 50, in _validate_sdpa_input\n    raise ValueError('
+    eager = ExcInfo("ValueError", "builtins", "Expected query, key, and value to all be at least 2 dimensional",
+                    traceback='Traceback (most recent call last):\n  File "<dynfuzz-7-1-eager>", line 4, in f\n'
+                              f'    d = flex_attention(c, c, c)\n  {check}\nValueError: Expected ...')
+
+    def compiled(site: str) -> ExcInfo:
+        return ExcInfo("Unsupported", "torch._dynamo.exc", "Observed exception", causes=("ObservedException",),
+                       detail=f'Observed exception\n\nfrom user code:\n   File "<dynfuzz-7-1-compiled>", line 4, in f'
+                              f'\n    d = flex_attention(c, c, c)\n  {site}')
+
+    def kinds(c: ExcInfo, fullgraph: bool = True) -> list[str]:
+        obs = Observations(Observation("eager", [CallRecord(0, eager, None)]),
+                           Observation("compiled", [CallRecord(0, c, None)]), fullgraph=fullgraph)
+        return [f.kind for f in exceptions(None, obs, None)]
+
+    assert kinds(compiled(check)) == []
+    assert kinds(compiled(check.replace("line 50", "line 61"))) == ["exception-mismatch"]
+    assert kinds(compiled(check), fullgraph=False) == ["exception-mismatch"]  # without fullgraph it would not stop
+    typed = dataclasses.replace(compiled(check), causes=("ObservedTypeError",))
+    assert kinds(typed) == ["exception-mismatch"], "a typed observed exception is judged by its type"
+
+
 def test_signature_ignores_numbers_addresses_and_program_names():
     a = signature("outputs", "miscompile", "out[3]:values at 0x7f00 <dynfuzz-12-3-compiled> s77")
     b = signature("outputs", "miscompile", "out[5]:values at 0x7f99 <dynfuzz-99-1-compiled> s12")
