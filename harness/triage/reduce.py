@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from dynfuzz.triage.dead_code import drop_unread_definitions, keep_one_output, remove_dead
-from dynfuzz.triage.reduce_guards import compiled_only, uninitialized_reads
+from dynfuzz.triage.reduce_guards import compiled_only, missing_imports, submodule_imports, uninitialized_reads
 
 PROTECTED = {"inputs", "between", "CALLS", "COMPILE_OPTIONS", "DYNAMO_CONFIG", "torch", "device", "call"}
 
@@ -350,6 +350,7 @@ def reduce_source(source: str, still_fails: Callable[[str], bool], entry: str = 
     rejected: set[tuple] = set()
     fakes = compiled_only(tree)
     uninitialized = uninitialized_reads(tree)
+    submodules = submodule_imports(tree)
 
     def attempt(name: str, candidate: ast.Module) -> bool:
         nonlocal tree, best
@@ -363,7 +364,7 @@ def reduce_source(source: str, still_fails: Callable[[str], bool], entry: str = 
             return False
         if fakes and not compiled_only(candidate) <= fakes:
             return False
-        if not uninitialized_reads(candidate) <= uninitialized:
+        if not uninitialized_reads(candidate) <= uninitialized or missing_imports(candidate, submodules):
             return False
         edit = edit_of(best, text)
         if edit in rejected:
