@@ -124,8 +124,8 @@ def user_type(err: ExcInfo) -> str:
 
 
 # Note [An untyped observed exception raised where eager raised]
-# Before Dynamo kept the exception's type (torch 2.5), a program that raises under fullgraph (`raise ValueError`
-# in its own code, or in torch's Python it inlines: flex_attention's input check) fails compiled with
+# Before Dynamo kept the exception's type (torch 2.5), a program that raises under fullgraph or export (`raise
+# ValueError` in its own code, or in torch's Python it inlines: flex_attention's input check) fails compiled with
 # `Unsupported: Observed exception` whose only cause is a bare `ObservedException`: the trace stopped at the raise
 # that eager also reached. Judged by type alone, "eager raised ValueError, compiled raised Unsupported" was filed as
 # a crash. When the raise site the compiled error names (the innermost frame of its "from user code") is a frame
@@ -144,10 +144,10 @@ def _raised_where_eager_raised(eager: ExcInfo, compiled: ExcInfo) -> bool:
     return bool(sites) and sites[-1] in set(_FRAME.findall(eager.traceback))
 
 
-def _same_failure(eager: ExcInfo, compiled: ExcInfo, fullgraph: bool) -> bool:
+def _same_failure(eager: ExcInfo, compiled: ExcInfo, fullgraph: bool, exported: bool = False) -> bool:
     if compiled.type == eager.type:
         return True
-    if fullgraph and _raised_where_eager_raised(eager, compiled):
+    if (fullgraph or exported) and _raised_where_eager_raised(eager, compiled):
         return True
     if user_type(compiled) == eager.type:
         return category(compiled) == "wrapped" or fullgraph
@@ -321,7 +321,7 @@ def exceptions(case, obs: Observations, trace=None) -> list[Finding]:
         elif e is None and c is not None:
             if deliberate_refusal(c, obs.fullgraph, obs.extra.get(EXPORTED)) is None:
                 found.append(_compiled_only(c, i, obs.fullgraph, obs.extra.get(EXPORTED)))
-        elif not _same_failure(e, c, obs.fullgraph):
+        elif not _same_failure(e, c, obs.fullgraph, bool(obs.extra.get(EXPORTED))):
             found.append(finding("exceptions", "exception-mismatch",
                                  f"call {i}: eager raised {e.type}, compiled raised {c.type}",
                                  f"{e.type} vs {key(c)}", severity="medium", call=i,

@@ -131,6 +131,7 @@ def test_an_untyped_observed_exception_is_the_eager_failure_only_when_raised_whe
 
     from dynfuzz.oracles.exceptions import exceptions
     from dynfuzz.oracles.model import CallRecord, Observation, Observations
+    from dynfuzz.oracles.policy import EXPORTED
 
     check = 'File "/torch/nn/attention/_utils.py", line 50, in _validate_sdpa_input\n    raise ValueError('
     eager = ExcInfo("ValueError", "builtins", "Expected query, key, and value to all be at least 2 dimensional",
@@ -142,14 +143,16 @@ def test_an_untyped_observed_exception_is_the_eager_failure_only_when_raised_whe
                        detail=f'Observed exception\n\nfrom user code:\n   File "<dynfuzz-7-1-compiled>", line 4, in f'
                               f'\n    d = flex_attention(c, c, c)\n  {site}')
 
-    def kinds(c: ExcInfo, fullgraph: bool = True) -> list[str]:
+    def kinds(c: ExcInfo, fullgraph: bool = True, exported: bool = False) -> list[str]:
         obs = Observations(Observation("eager", [CallRecord(0, eager, None)]),
-                           Observation("compiled", [CallRecord(0, c, None)]), fullgraph=fullgraph)
+                           Observation("compiled", [CallRecord(0, c, None)]), fullgraph=fullgraph,
+                           extra={EXPORTED: "strict"} if exported else {})
         return [f.kind for f in exceptions(None, obs, None)]
 
     assert kinds(compiled(check)) == []
     assert kinds(compiled(check.replace("line 50", "line 61"))) == ["exception-mismatch"]
     assert kinds(compiled(check), fullgraph=False) == ["exception-mismatch"]  # without fullgraph it would not stop
+    assert kinds(compiled(check), fullgraph=False, exported=True) == []  # export takes the frame whole too
     typed = dataclasses.replace(compiled(check), causes=("ObservedTypeError",))
     assert kinds(typed) == ["exception-mismatch"], "a typed observed exception is judged by its type"
 
