@@ -309,6 +309,7 @@ def exceptions(case, obs: Observations, trace=None) -> list[Finding]:
     found: list[Finding] = []
     if obs.compiled.setup_error or obs.eager.setup_error or getattr(case, "intended_error", None):
         return found  # illegal-on-purpose programs are judged by the `illegal` oracle
+    exported = obs.extra.get(EXPORTED)
     for e_call, c_call in zip(obs.eager.calls, obs.compiled.calls):
         e, c = e_call.error, c_call.error
         i = e_call.index
@@ -318,10 +319,13 @@ def exceptions(case, obs: Observations, trace=None) -> list[Finding]:
             found.append(finding("exceptions", "missing-exception",
                                  f"call {i}: eager raised {e.type}, compiled returned normally",
                                  f"missing {e.type}", call=i, details=(f"eager: {e.type}: {e.message}",)))
-        elif e is None and c is not None:
-            if deliberate_refusal(c, obs.fullgraph, obs.extra.get(EXPORTED)) is None:
-                found.append(_compiled_only(c, i, obs.fullgraph, obs.extra.get(EXPORTED)))
-        elif not _same_failure(e, c, obs.fullgraph, bool(obs.extra.get(EXPORTED))):
+        elif e is None or (category(c) == "refusal" and (obs.fullgraph or exported)
+                           and not _same_failure(e, c, obs.fullgraph, bool(exported))):
+            # compiled only, or refused before it reached eager's error (`dict.popitem` under fullgraph on 2.5.1
+            # was filed as a crash): a refusal is judged as one whether or not eager raised later
+            if deliberate_refusal(c, obs.fullgraph, exported) is None:
+                found.append(_compiled_only(c, i, obs.fullgraph, exported))
+        elif not _same_failure(e, c, obs.fullgraph, bool(exported)):
             found.append(finding("exceptions", "exception-mismatch",
                                  f"call {i}: eager raised {e.type}, compiled raised {c.type}",
                                  f"{e.type} vs {key(c)}", severity="medium", call=i,

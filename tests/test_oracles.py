@@ -157,6 +157,27 @@ def test_an_untyped_observed_exception_is_the_eager_failure_only_when_raised_whe
     assert kinds(typed) == ["exception-mismatch"], "a typed observed exception is judged by its type"
 
 
+def test_a_refusal_before_eager_s_error_is_judged_as_a_refusal_not_a_crash():
+    """On 2.5.1 `x[{...}.popitem()]` with a float x: eager raised TypeError (not subscriptable), fullgraph refused
+    `dict.popitem` first, and the pair was filed as the crash bucket `crash: TypeError @dynamo`."""
+    from dynfuzz.oracles.exceptions import category, exceptions
+    from dynfuzz.oracles.model import CallRecord, Observation, Observations
+
+    eager = ExcInfo("TypeError", "builtins", "'float' object is not subscriptable")
+    refused = ExcInfo("Unsupported", "torch._dynamo.exc", "call_method ConstDictVariable() popitem [] {}",
+                      graph_break="call_method")
+    crashed = ExcInfo("InternalTorchDynamoError", "torch._dynamo.exc", "TypeError: bad")
+    assert category(refused) == "refusal" and category(crashed) == "crash"
+
+    def judged(c: ExcInfo, fullgraph: bool = True) -> list[tuple[str, str]]:
+        obs = Observations(Observation("eager", [CallRecord(0, eager, None)]),
+                           Observation("compiled", [CallRecord(0, c, None)]), fullgraph=fullgraph)
+        return [(f.kind, f.severity) for f in exceptions(None, obs, None)]
+
+    assert judged(refused) == [("unsupported", "info")]
+    assert judged(crashed) == [("exception-mismatch", "medium")]
+
+
 def test_signature_ignores_numbers_addresses_and_program_names():
     a = signature("outputs", "miscompile", "out[3]:values at 0x7f00 <dynfuzz-12-3-compiled> s77")
     b = signature("outputs", "miscompile", "out[5]:values at 0x7f99 <dynfuzz-99-1-compiled> s12")
