@@ -319,10 +319,12 @@ def exceptions(case, obs: Observations, trace=None) -> list[Finding]:
             found.append(finding("exceptions", "missing-exception",
                                  f"call {i}: eager raised {e.type}, compiled returned normally",
                                  f"missing {e.type}", call=i, details=(f"eager: {e.type}: {e.message}",)))
-        elif e is None or (category(c) == "refusal" and (obs.fullgraph or exported)
-                           and not _same_failure(e, c, obs.fullgraph, bool(exported))):
-            # compiled only, or refused before it reached eager's error (`dict.popitem` under fullgraph on 2.5.1
-            # was filed as a crash): a refusal is judged as one whether or not eager raised later
+        elif e is None or deliberate_refusal(c, obs.fullgraph, exported) is not None \
+                or (category(c) == "refusal" and (obs.fullgraph or exported)
+                    and not _same_failure(e, c, obs.fullgraph, bool(exported))):
+            # compiled only, or refused before it reached eager's error: a refusal is judged as one whether or not
+            # eager raised later (on 2.5.1 `dict.popitem` refused under fullgraph was filed as a crash, and the
+            # absent `aot_compile` as an exception mismatch with flex_attention's ValueError)
             if deliberate_refusal(c, obs.fullgraph, exported) is None:
                 found.append(_compiled_only(c, i, obs.fullgraph, exported))
         elif not _same_failure(e, c, obs.fullgraph, bool(exported)):

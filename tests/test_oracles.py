@@ -162,6 +162,7 @@ def test_a_refusal_before_eager_s_error_is_judged_as_a_refusal_not_a_crash():
     `dict.popitem` first, and the pair was filed as the crash bucket `crash: TypeError @dynamo`."""
     from dynfuzz.oracles.exceptions import category, exceptions
     from dynfuzz.oracles.model import CallRecord, Observation, Observations
+    from dynfuzz.oracles.policy import EXPORTED
 
     eager = ExcInfo("TypeError", "builtins", "'float' object is not subscriptable")
     refused = ExcInfo("Unsupported", "torch._dynamo.exc", "call_method ConstDictVariable() popitem [] {}",
@@ -176,6 +177,13 @@ def test_a_refusal_before_eager_s_error_is_judged_as_a_refusal_not_a_crash():
 
     assert judged(refused) == [("unsupported", "info")]
     assert judged(crashed) == [("exception-mismatch", "medium")]
+    deliberate = ExcInfo("Unsupported", "torch._dynamo.exc", "Call to `torch._dynamo.graph_break()`",
+                         gb_type="Call to `torch._dynamo.graph_break()`", graph_break="gb0025")
+    assert judged(deliberate) == [], "a deliberate refusal is no finding, whatever eager raised"
+    absent = ExcInfo("NotImplementedError", "builtins", "torch.compile(...).aot_compile is absent from this torch")
+    obs = Observations(Observation("eager", [CallRecord(0, eager, None)]),
+                       Observation("compiled", [CallRecord(0, absent, None)]), extra={EXPORTED: "aot"})
+    assert exceptions(None, obs, None) == [], "an export mode this torch lacks judges nothing (2.5.1, flex_attention)"
 
 
 def test_signature_ignores_numbers_addresses_and_program_names():
