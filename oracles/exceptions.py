@@ -315,25 +315,24 @@ def exceptions(case, obs: Observations, trace=None) -> list[Finding]:
         i = e_call.index
         if e is None and c is None:
             continue
+        refused = deliberate_refusal(c, obs.fullgraph, exported) if c is not None else None
         if e is not None and c is None:
             found.append(finding("exceptions", "missing-exception",
                                  f"call {i}: eager raised {e.type}, compiled returned normally",
                                  f"missing {e.type}", call=i, details=(f"eager: {e.type}: {e.message}",)))
-        elif e is None or deliberate_refusal(c, obs.fullgraph, exported) is not None \
-                or (category(c) == "refusal" and (obs.fullgraph or exported)
-                    and not _same_failure(e, c, obs.fullgraph, bool(exported))):
-            # compiled only, or refused before it reached eager's error: a refusal is judged as one whether or not
-            # eager raised later (on 2.5.1 `dict.popitem` refused under fullgraph was filed as a crash, and the
-            # absent `aot_compile` as an exception mismatch with flex_attention's ValueError)
-            if deliberate_refusal(c, obs.fullgraph, exported) is None:
+        elif refused is None and (e is None or not _same_failure(e, c, obs.fullgraph, bool(exported))):
+            # compiled only, or a refusal before eager's error (on 2.5.1 `dict.popitem` refused under fullgraph was
+            # filed as a crash): a refusal is judged as one whether or not eager raised later; a deliberate one (the
+            # absent `aot_compile` beside flex_attention's ValueError was a "mismatch") is no finding at all
+            if e is None or (category(c) == "refusal" and (obs.fullgraph or exported)):
                 found.append(_compiled_only(c, i, obs.fullgraph, exported))
-        elif not _same_failure(e, c, obs.fullgraph, bool(exported)):
-            found.append(finding("exceptions", "exception-mismatch",
-                                 f"call {i}: eager raised {e.type}, compiled raised {c.type}",
-                                 f"{e.type} vs {key(c)}", severity="medium", call=i,
-                                 details=(f"eager: {e.type}: {e.message}", f"compiled: {c.type}: {c.message}"),
-                                 torch_frame=c.torch_frame, key_frame=c.key_frame,
-                                 crash_frames=c.crash_frames))
+            else:
+                found.append(finding("exceptions", "exception-mismatch",
+                                     f"call {i}: eager raised {e.type}, compiled raised {c.type}",
+                                     f"{e.type} vs {key(c)}", severity="medium", call=i,
+                                     details=(f"eager: {e.type}: {e.message}", f"compiled: {c.type}: {c.message}"),
+                                     torch_frame=c.torch_frame, key_frame=c.key_frame,
+                                     crash_frames=c.crash_frames))
         if (e is None) != (c is None):
             break  # later calls start from different states; other oracles already report them
     return found
